@@ -1,0 +1,24 @@
+# The two Quick start commands: `make demo` and `make test`. Each sets up .venv itself.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+.PHONY: setup demo test lint
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/raps demo
+
+# The whole suite: lint, types, then every test. .ci/run calls exactly this.
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest

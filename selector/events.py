@@ -1,0 +1,168 @@
+"""FloorEvent: the one vocabulary every adapter translates its wire format into.
+
+Adapters (SAS, Modbus, MQTT) validate at the edge and hand the core these frozen,
+slotted records; the core never sees a wire format.  Money is always an integer in
+minor currency units (cents), time is always a timezone-aware datetime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class Tier(StrEnum):
+    """Loyalty tiers of the seed casinos, lowest first."""
+
+    TEN = "ten"
+    JACK = "jack"
+    QUEEN = "queen"
+    KING = "king"
+    ACE = "ace"
+
+
+class Exclusion(StrEnum):
+    """Why a carded player may not take part in any promotion (seed rules 1-3)."""
+
+    SELF_EXCLUDED = "self_excluded"
+    REFUSAL_OF_ENTRY = "refusal_of_entry"
+    STAFF_OR_ASSOCIATE = "staff_or_associate"
+    MANUAL_BLOCK = "manual_block"
+
+
+class MachineStatus(StrEnum):
+    ONLINE = "online"
+    OFFLINE = "offline"
+    DOOR_OPEN = "door_open"
+    OUT_OF_SERVICE = "out_of_service"
+
+
+class PoolKind(StrEnum):
+    """Where a player is playing: each promotion keeps one pool per kind."""
+
+    SLOTS = "slots"
+    TABLES = "tables"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FloorEvent:
+    """Common header: event_id for dedupe, source for ordering, ts for time rules."""
+
+    event_id: str
+    source: str
+    ts: datetime
+    # POSIX seconds of ts, derived once at the edge so the core never converts time zones
+    epoch: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.ts.tzinfo is None or self.ts.utcoffset() is None:
+            raise ValueError(f"event {self.event_id!r}: timestamp must be timezone-aware")
+        if not self.event_id:
+            raise ValueError("event_id must not be empty")
+        object.__setattr__(self, "epoch", self.ts.timestamp())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardInserted(FloorEvent):
+    machine: str
+    card: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardRemoved(FloorEvent):
+    machine: str
+    card: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GamePlayed(FloorEvent):
+    """One game at a slot machine; wager and win in minor currency units."""
+
+    machine: str
+    wager: int
+    win: int = 0
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        if self.wager < 0 or self.win < 0:
+            raise ValueError(f"event {self.event_id!r}: wager and win must be >= 0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MachineStatusChanged(FloorEvent):
+    machine: str
+    status: MachineStatus
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRatingOpened(FloorEvent):
+    table: str
+    seat: int
+    card: str
+    average_bet: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRatingUpdated(FloorEvent):
+    """Cumulative figures of the open rating: average bet and minutes played so far."""
+
+    table: str
+    seat: int
+    card: str
+    average_bet: int
+    minutes: float
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        if self.average_bet < 0 or self.minutes < 0:
+            raise ValueError(f"event {self.event_id!r}: average_bet and minutes must be >= 0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRatingClosed(FloorEvent):
+    """Final figures of the rating; the seat is free afterwards."""
+
+    table: str
+    seat: int
+    card: str
+    average_bet: int
+    minutes: float
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        if self.average_bet < 0 or self.minutes < 0:
+            raise ValueError(f"event {self.event_id!r}: average_bet and minutes must be >= 0")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PointsEarned(FloorEvent):
+    """Points credited by the casino management system (used when points_source='events')."""
+
+    card: str
+    points: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlayerUpserted(FloorEvent):
+    """A player directory entry; replaces what was known of the card before."""
+
+    card: str
+    tier: Tier
+    display_name: str
+    age_verified: bool
+    exclusions: frozenset[Exclusion] = field(default_factory=frozenset)
+    block_reason: str | None = None
+
+
+AnyFloorEvent = (
+    CardInserted
+    | CardRemoved
+    | GamePlayed
+    | MachineStatusChanged
+    | TableRatingOpened
+    | TableRatingUpdated
+    | TableRatingClosed
+    | PointsEarned
+    | PlayerUpserted
+)

@@ -1,0 +1,626 @@
+"""Floor state, points and eligible pools, all updated incrementally per event.
+
+One `Floor` knows who is where (a card at one place at most), who is actively
+playing, how many qualifying points each player earned today, and for every
+promotion which players are eligible right now.  Each event touches one player,
+so each event costs O(1) dictionary work plus O(log n) when a pool changes; the
+floor is never rescanned.  Time only moves through event timestamps and
+`advance(now)`: the core never reads a clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from selector.events import (
+    AnyFloorEvent,
+    CardInserted,
+    CardRemoved,
+    Exclusion,
+    GamePlayed,
+    MachineStatus,
+    MachineStatusChanged,
+    PlayerUpserted,
+    PointsEarned,
+    PoolKind,
+    TableRatingClosed,
+    TableRatingOpened,
+    TableRatingUpdated,
+    Tier,
+)
+from selector.layout import FloorLayout, Location, Machine, Table
+from selector.promotion import EarnRules, Promotion
+from selector.windows import DayClock
+
+SLOTS = PoolKind.SLOTS.value
+TABLES = PoolKind.TABLES.value
+ELIGIBLE = "eligible"
+_MILLI = 1000
+_EXCLUSION_ORDER = tuple(Exclusion)
+_IDLE_TIMER = 0  # the player's last game is older than the idle limit
+_RECHECK_TIMER = 1  # the player may have reached the minimum active time
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerProfile:
+    """What the player directory says of a card."""
+
+    tier: Tier
+    display_name: str
+    age_verified: bool
+    exclusions: frozenset[Exclusion]
+    block_reason: str | None
+
+
+class _Player:
+    __slots__ = (
+        "active",
+        "active_since",
+        "card",
+        "idle_due",
+        "kind",
+        "last_game",
+        "machine",
+        "points",
+        "profile",
+        "seat",
+        "table",
+    )
+
+    def __init__(self, card: str, n_windows: int) -> None:
+        self.card = card
+        self.profile: PlayerProfile | None = None
+        self.kind: str | None = None  # SLOTS, TABLES or None when not on the floor
+        self.machine: _MachineState | None = None
+        self.table: str | None = None
+        self.seat = 0
+        self.active = False
+        self.active_since = 0.0
+        self.last_game = 0.0
+        self.idle_due = 0.0  # due time of the outstanding idle timer
+        # per qualifying window: [local day ordinal, milli-points earned in it] pairs, flat
+        self.points = [0, 0] * n_windows
+
+
+class _MachineState:
+    __slots__ = ("info", "last_game", "player", "rate", "status")
+
+    def __init__(self, info: Machine, rate: int) -> None:
+        self.info = info
+        self.rate = rate
+        self.player: _Player | None = None  # whose card is in
+        self.status = MachineStatus.ONLINE
+        self.last_game = 0.0
+
+
+class _Rating:
+    __slots__ = ("card", "credited", "rate")
+
+    def __init__(self, card: str, rate: int) -> None:
+        self.card = card
+        self.rate = rate
+        self.credited = 0  # milli-points already credited for this rating
+
+
+class _PromotionState:
+    """Per promotion: status of every located player, pools and counters."""
+
+    __slots__ = ("counts", "min_active", "pools", "promo", "status", "threshold", "window")
+
+    def __init__(self, promo: Promotion, window: int) -> None:
+        self.promo = promo
+        self.window = window
+        self.threshold = round(promo.threshold_points * _MILLI)
+        self.min_active = promo.min_active_seconds
+        # card -> (kind, area, tier, reason); reason ELIGIBLE means in the pool
+        self.status: dict[str, tuple[str, str, str, str]] = {}
+        self.counts: Counter[tuple[str, str, str, str]] = Counter()
+        self.pools: dict[str, SortedList] = {k.value: SortedList() for k in PoolKind}
+
+
+class Floor:
+    """The live floor of one site, for a set of promotions."""
+
+    def __init__(
+        self,
+        layout: FloorLayout,
+        promotions: Iterable[Promotion],
+        earn: EarnRules | None = None,
+        idle_seconds: float = 120.0,
+    ) -> None:
+        if idle_seconds <= 0:
+            raise ValueError("idle_seconds must be positive")
+        self.layout = layout
+        self.earn = earn or EarnRules()
+        self.idle_seconds = float(idle_seconds)
+        self._computed = self.earn.points_source == "computed"
+        windows: list[DayClock] = []
+        self._promos: dict[str, _PromotionState] = {}
+        for promo in promotions:
+            if promo.promotion_id in self._promos:
+                raise ValueError(f"promotion {promo.promotion_id!r} is defined twice")
+            index = next((i for i, c in enumerate(windows) if c.window == promo.window), None)
+            if index is None:
+                windows.append(DayClock(promo.window))
+                index = len(windows) - 1
+            self._promos[promo.promotion_id] = _PromotionState(promo, index)
+        self._clocks = windows
+        # for each window, its clock and the thresholds of the promotions counting in it
+        self._windows: list[tuple[DayClock, tuple[int, ...]]] = [
+            (clock, tuple(s.threshold for s in self._promos.values() if s.window == i))
+            for i, clock in enumerate(windows)
+        ]
+        self._machines = {
+            mid: _MachineState(m, self.earn.slot_rate(m)) for mid, m in layout.machines.items()
+        }
+        self._tables: dict[str, Table] = dict(layout.tables)
+        self._table_rates = {tid: self.earn.table_rate(t) for tid, t in layout.tables.items()}
+        self._seats: dict[tuple[str, int], _Rating] = {}
+        self._players: dict[str, _Player] = {}
+        self._timers: list[tuple[float, str, int]] = []
+        self.now = 0.0
+        self.anomalies: Counter[str] = Counter()
+        self.rejections: Counter[str] = Counter()
+        self.uncarded_games = 0
+        self.ignored_points_events = 0
+        self._dispatch: dict[type, Callable[[Any], str | None]] = {
+            GamePlayed: self._on_game,
+            CardInserted: self._on_card_in,
+            CardRemoved: self._on_card_out,
+            MachineStatusChanged: self._on_machine_status,
+            TableRatingOpened: self._on_rating_open,
+            TableRatingUpdated: self._on_rating_update,
+            TableRatingClosed: self._on_rating_close,
+            PointsEarned: self._on_points,
+            PlayerUpserted: self._on_player,
+        }
+
+    # ------------------------------------------------------------------ ingest
+
+    def apply(self, event: AnyFloorEvent) -> str | None:
+        """Apply one event; returns None when applied, else the rejection reason."""
+        handler = self._dispatch.get(type(event))
+        if handler is None:
+            return self._reject("unknown_event_type")
+        reason: str | None = handler(event)
+        return reason
+
+    def advance(self, now: datetime) -> None:
+        """Move the floor's clock: idle players leave pools, waiting timers fire."""
+        epoch = now.timestamp()
+        if epoch > self.now:
+            self.now = epoch
+        timers = self._timers
+        while timers and timers[0][0] <= epoch:
+            due, card, what = heapq.heappop(timers)
+            p = self._players.get(card)
+            if p is None or p.kind is None:
+                continue
+            if what == _IDLE_TIMER:
+                if due != p.idle_due or not p.active:
+                    continue  # superseded by a later activation
+                real_due = p.last_game + self.idle_seconds
+                if real_due > epoch:
+                    p.idle_due = real_due
+                    heapq.heappush(timers, (real_due, card, _IDLE_TIMER))
+                    continue
+                p.active = False
+            self._evaluate(p)
+
+    def _reject(self, reason: str) -> str:
+        self.rejections[reason] += 1
+        return reason
+
+    def _player(self, card: str) -> _Player:
+        p = self._players.get(card)
+        if p is None:
+            p = self._players[card] = _Player(card, len(self._clocks))
+        return p
+
+    def apply_many(self, events: Iterable[AnyFloorEvent]) -> int:
+        """Apply a batch in order; returns how many were rejected (reasons are counted)."""
+        rejected = 0
+        dispatch = self._dispatch
+        on_game = self._on_game
+        for event in events:
+            kind = type(event)
+            if kind is GamePlayed:
+                if on_game(event) is not None:  # type: ignore[arg-type]
+                    rejected += 1
+                continue
+            handler = dispatch.get(kind)
+            if handler is None:
+                self._reject("unknown_event_type")
+                rejected += 1
+            elif handler(event) is not None:
+                rejected += 1
+        return rejected
+
+    def _on_game(self, ev: GamePlayed) -> str | None:
+        # The hot path: most of the floor's traffic is games.  The points loop repeats
+        # _credit inline on purpose: the call alone costs a fifth of the event budget.
+        m = self._machines.get(ev.machine)
+        if m is None:
+            return self._reject("unknown_machine")
+        epoch = ev.epoch
+        if epoch > self.now:
+            self.now = epoch
+        if epoch > m.last_game:
+            m.last_game = epoch
+        p = m.player
+        if p is None:
+            self.uncarded_games += 1
+            return None
+        changed = False
+        if epoch > p.last_game:
+            p.last_game = epoch
+        if (
+            not p.active
+            and m.status != MachineStatus.OUT_OF_SERVICE
+            and self.now - epoch < self.idle_seconds
+        ):
+            p.active = True
+            p.active_since = epoch
+            p.idle_due = epoch + self.idle_seconds
+            heapq.heappush(self._timers, (p.idle_due, p.card, _IDLE_TIMER))
+            changed = True
+        wager = ev.wager
+        if wager and self._computed:
+            milli = wager * _MILLI // m.rate
+            pts = p.points
+            j = 0
+            for clock, thresholds in self._windows:
+                if clock.win_start <= epoch < clock.win_end:
+                    day = clock.day  # inside today's window: the cached day is right
+                else:
+                    day, inside = clock.classify(epoch)
+                    if not inside:
+                        j += 2
+                        continue
+                before = pts[j + 1] if pts[j] == day else 0
+                pts[j] = day
+                after = pts[j + 1] = before + milli
+                for threshold in thresholds:
+                    if before < threshold <= after:
+                        changed = True
+                j += 2
+        if changed:
+            self._evaluate(p)
+        return None
+
+    def _credit(self, p: _Player, epoch: float, milli: int) -> bool:
+        """Add milli-points earned at epoch; True when a promotion threshold was crossed."""
+        crossed = False
+        pts = p.points
+        j = 0
+        for clock, thresholds in self._windows:
+            if clock.win_start <= epoch < clock.win_end:
+                day = clock.day  # inside today's window: the cached day is right
+            else:
+                day, inside = clock.classify(epoch)
+                if not inside:
+                    j += 2
+                    continue
+            before = pts[j + 1] if pts[j] == day else 0
+            pts[j] = day
+            after = pts[j + 1] = before + milli
+            for threshold in thresholds:
+                if before < threshold <= after:
+                    crossed = True
+            j += 2
+        return crossed
+
+    def _leave(self, p: _Player, anomaly: str | None) -> None:
+        """End the player's current place on the floor."""
+        if anomaly:
+            self.anomalies[anomaly] += 1
+        if p.kind == SLOTS and p.machine is not None:
+            p.machine.player = None
+        elif p.kind == TABLES and p.table is not None:
+            self._seats.pop((p.table, p.seat), None)
+        p.kind = None
+        p.machine = None
+        p.table = None
+        p.active = False
+        self._evaluate(p)
+
+    def _on_card_in(self, ev: CardInserted) -> str | None:
+        m = self._machines.get(ev.machine)
+        if m is None:
+            return self._reject("unknown_machine")
+        epoch = ev.epoch
+        if epoch > self.now:
+            self.now = epoch
+        if m.player is not None:
+            if m.player.card == ev.card:
+                return None  # repeated card-in at the same machine changes nothing
+            self._leave(m.player, "card_replaced_at_machine")
+        p = self._player(ev.card)
+        if p.kind is not None:
+            self._leave(p, "card_in_elsewhere")
+        p.kind = SLOTS
+        p.machine = m
+        p.active = False
+        m.player = p
+        self._evaluate(p)
+        return None
+
+    def _on_card_out(self, ev: CardRemoved) -> str | None:
+        m = self._machines.get(ev.machine)
+        if m is None:
+            return self._reject("unknown_machine")
+        if m.player is None or m.player.card != ev.card:
+            self.anomalies["card_out_without_card_in"] += 1
+            return None
+        self._leave(m.player, None)
+        return None
+
+    def _on_machine_status(self, ev: MachineStatusChanged) -> str | None:
+        m = self._machines.get(ev.machine)
+        if m is None:
+            return self._reject("unknown_machine")
+        m.status = ev.status
+        p = m.player
+        if ev.status == MachineStatus.OUT_OF_SERVICE and p is not None and p.active:
+            p.active = False
+            self._evaluate(p)
+        return None
+
+    def _seat(self, table: str, seat: int) -> str | None:
+        t = self._tables.get(table)
+        if t is None:
+            return self._reject("unknown_table")
+        if not 1 <= seat <= t.seats:
+            return self._reject("unknown_seat")
+        return None
+
+    def _open_rating(self, table: str, seat: int, card: str, epoch: float) -> _Rating:
+        key = (table, seat)
+        current = self._seats.get(key)
+        if current is not None:
+            self._leave(self._players[current.card], "seat_rating_replaced")
+        p = self._player(card)
+        if p.kind is not None:
+            self._leave(p, "card_in_elsewhere")
+        rating = self._seats[key] = _Rating(card, self._table_rates[table])
+        p.kind = TABLES
+        p.table = table
+        p.seat = seat
+        p.active = True
+        p.active_since = epoch
+        self._evaluate(p)
+        return rating
+
+    def _rating_points(
+        self, rating: _Rating, p: _Player, epoch: float, bet: int, minutes: float
+    ) -> None:
+        total = int(bet * minutes * _MILLI) // rating.rate
+        delta = total - rating.credited
+        if delta > 0:
+            rating.credited = total
+            if self._computed and self._credit(p, epoch, delta):
+                self._evaluate(p)
+
+    def _on_rating_open(self, ev: TableRatingOpened) -> str | None:
+        bad = self._seat(ev.table, ev.seat)
+        if bad:
+            return bad
+        epoch = ev.epoch
+        if epoch > self.now:
+            self.now = epoch
+        current = self._seats.get((ev.table, ev.seat))
+        if current is not None and current.card == ev.card:
+            return None  # the same rating opened twice
+        self._open_rating(ev.table, ev.seat, ev.card, epoch)
+        return None
+
+    def _rating_for(self, ev: TableRatingUpdated | TableRatingClosed, epoch: float) -> _Rating:
+        rating = self._seats.get((ev.table, ev.seat))
+        if rating is None or rating.card != ev.card:
+            # an update without its open (lost message): open it now rather than lose the play
+            self.anomalies["rating_without_open"] += 1
+            rating = self._open_rating(ev.table, ev.seat, ev.card, epoch)
+        return rating
+
+    def _on_rating_update(self, ev: TableRatingUpdated) -> str | None:
+        bad = self._seat(ev.table, ev.seat)
+        if bad:
+            return bad
+        epoch = ev.epoch
+        if epoch > self.now:
+            self.now = epoch
+        rating = self._rating_for(ev, epoch)
+        self._rating_points(rating, self._players[ev.card], epoch, ev.average_bet, ev.minutes)
+        return None
+
+    def _on_rating_close(self, ev: TableRatingClosed) -> str | None:
+        bad = self._seat(ev.table, ev.seat)
+        if bad:
+            return bad
+        epoch = ev.epoch
+        if epoch > self.now:
+            self.now = epoch
+        p = self._players.get(ev.card)
+        rating = self._seats.get((ev.table, ev.seat))
+        if rating is None or rating.card != ev.card or p is None:
+            # closing a rating we never saw: credit its points, leave nobody seated
+            self.anomalies["rating_close_without_open"] += 1
+            p = self._player(ev.card)
+            rating = _Rating(ev.card, self._table_rates[ev.table])
+            self._rating_points(rating, p, epoch, ev.average_bet, ev.minutes)
+            return None
+        self._rating_points(rating, p, epoch, ev.average_bet, ev.minutes)
+        self._leave(p, None)
+        return None
+
+    def _on_points(self, ev: PointsEarned) -> str | None:
+        if self._computed:
+            self.ignored_points_events += 1
+            return None
+        if ev.points < 0:
+            return self._reject("negative_points")
+        epoch = ev.epoch
+        if epoch > self.now:
+            self.now = epoch
+        p = self._player(ev.card)
+        if self._credit(p, epoch, round(ev.points * _MILLI)):
+            self._evaluate(p)
+        return None
+
+    def _on_player(self, ev: PlayerUpserted) -> str | None:
+        p = self._player(ev.card)
+        p.profile = PlayerProfile(
+            tier=ev.tier,
+            display_name=ev.display_name,
+            age_verified=ev.age_verified,
+            exclusions=ev.exclusions,
+            block_reason=ev.block_reason,
+        )
+        self._evaluate(p)
+        return None
+
+    # ------------------------------------------------------------- eligibility
+
+    def _area(self, p: _Player) -> str:
+        if p.machine is not None:
+            return p.machine.info.area
+        return self._tables[p.table].area if p.table is not None else ""
+
+    def _points_milli(self, p: _Player, window: int, day: int) -> int:
+        j = 2 * window
+        return p.points[j + 1] if p.points[j] == day else 0
+
+    def _reason(self, p: _Player, st: _PromotionState, area: str) -> str:
+        """The first rule that keeps a located player out of the pool, or ELIGIBLE."""
+        prof = p.profile
+        if prof is None:
+            return "unknown_player"
+        if not prof.age_verified:
+            return "age_not_verified"
+        if prof.exclusions:
+            for ex in _EXCLUSION_ORDER:
+                if ex in prof.exclusions:
+                    return ex.value
+        promo = st.promo
+        if prof.tier not in promo.tiers:
+            return "tier_not_included"
+        if not promo.area_allowed(area):
+            return "area_not_included"
+        if not p.active:
+            return "idle"
+        day = self._clocks[st.window].day_of(self.now)
+        if self._points_milli(p, st.window, day) < st.threshold:
+            return "below_threshold"
+        if st.min_active and self.now - p.active_since < st.min_active:
+            due = p.active_since + st.min_active
+            heapq.heappush(self._timers, (due, p.card, _RECHECK_TIMER))
+            return "below_min_active_time"
+        return ELIGIBLE
+
+    def _evaluate(self, p: _Player) -> None:
+        """Recompute the player's status in every promotion and move pool membership."""
+        card = p.card
+        kind = p.kind
+        area = self._area(p) if kind is not None else ""
+        tier = p.profile.tier.value if p.profile is not None else ""
+        for st in self._promos.values():
+            new: tuple[str, str, str, str] | None = None
+            if kind is not None and kind in st.promo.pool_kinds:
+                new = (kind, area, tier, self._reason(p, st, area))
+            old = st.status.get(card)
+            if new == old:
+                continue
+            if old is not None:
+                st.counts[old] -= 1
+                if not st.counts[old]:
+                    del st.counts[old]
+                if old[3] == ELIGIBLE:
+                    st.pools[old[0]].remove(card)
+            if new is None:
+                del st.status[card]
+                continue
+            st.status[card] = new
+            st.counts[new] += 1
+            if new[3] == ELIGIBLE:
+                st.pools[new[0]].add(card)
+
+    # ----------------------------------------------------------------- queries
+
+    def promotion(self, promotion_id: str) -> Promotion:
+        return self._state(promotion_id).promo
+
+    def _state(self, promotion_id: str) -> _PromotionState:
+        st = self._promos.get(promotion_id)
+        if st is None:
+            raise KeyError(f"unknown promotion {promotion_id!r}")
+        return st
+
+    def pool(self, promotion_id: str, kind: PoolKind | str) -> SortedList:
+        """The eligible cards of a pool in canonical (sorted) order; do not mutate."""
+        return self._state(promotion_id).pools[PoolKind(kind).value]
+
+    def eligible_counts(self, promotion_id: str) -> dict[tuple[str, str, str], int]:
+        """Eligible players by (pool kind, area, tier)."""
+        st = self._state(promotion_id)
+        return {(k, a, t): n for (k, a, t, r), n in st.counts.items() if r == ELIGIBLE}
+
+    def left_out_counts(self, promotion_id: str, kind: PoolKind | str) -> dict[str, int]:
+        """Players on the floor at this pool's kind of place but not in it, by reason."""
+        st = self._state(promotion_id)
+        kind = PoolKind(kind).value
+        out: Counter[str] = Counter()
+        for (k, _a, _t, r), n in st.counts.items():
+            if k == kind and r != ELIGIBLE:
+                out[r] += n
+        return dict(out)
+
+    def check(self, promotion_id: str, card: str) -> str:
+        """Fresh, uncached evaluation of one card: ELIGIBLE or the reason it is not."""
+        st = self._state(promotion_id)
+        p = self._players.get(card)
+        if p is None:
+            return "unknown_player"
+        if p.kind is None:
+            return "not_on_floor"
+        if p.kind not in st.promo.pool_kinds:
+            return "pool_kind_not_included"
+        if p.kind == SLOTS and p.active and self.now - p.last_game >= self.idle_seconds:
+            return "idle"
+        return self._reason(p, st, self._area(p))
+
+    def location(self, card: str) -> Location | None:
+        p = self._players.get(card)
+        if p is None or p.kind is None:
+            return None
+        if p.machine is not None:
+            m = p.machine.info
+            return Location(SLOTS, m.area, machine=m.machine, bank=m.bank, number=m.number)
+        assert p.table is not None
+        return Location(TABLES, self._area(p), table=p.table, seat=p.seat)
+
+    def profile(self, card: str) -> PlayerProfile | None:
+        p = self._players.get(card)
+        return p.profile if p is not None else None
+
+    def points(self, promotion_id: str, card: str, on: datetime) -> float:
+        """Qualifying points of a card on the local day of `on`."""
+        st = self._state(promotion_id)
+        p = self._players.get(card)
+        if p is None:
+            return 0.0
+        day = self._clocks[st.window].day_of(on.timestamp())
+        return self._points_milli(p, st.window, day) / _MILLI
+
+    @property
+    def tracked_players(self) -> int:
+        return len(self._players)
+
+    def counters(self) -> Mapping[str, Mapping[str, int]]:
+        return {"anomalies": dict(self.anomalies), "rejections": dict(self.rejections)}

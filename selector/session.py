@@ -1,0 +1,494 @@
+"""A RAPS bonus jackpot session: scheduled -> open -> closed, with its picks.
+
+Rules enforced here (seed 003, "Bonus jackpot sessions"):
+- quotas per pool (6 slot + 4 table winners by default);
+- a player wins at most once per session, a pending player cannot be drawn again,
+  a no-show (and a voided player) is barred for the rest of the session by default;
+- a winner has `claim_seconds` (90) to present, else no-show and a redraw into the
+  same slot; pending or verified picks can be voided with a reason, then redrawn;
+- every command carries an id: a retried command returns its first result and
+  changes nothing, so a handheld that lost its connection cannot draw twice.
+
+Time and the seed come in as arguments; nothing here reads a clock or an RNG.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from selector.events import PoolKind
+from selector.fairness import SEED_BYTES, commitment, pick_index, pool_digest
+from selector.floor import ELIGIBLE, Floor
+from selector.layout import Location
+from selector.promotion import SessionRules
+from selector.records import Actor, Record
+
+
+class SessionError(ValueError):
+    """A command that the session's rules refuse; the message says why."""
+
+
+class CommandConflict(SessionError):
+    """A command id reused for a different command."""
+
+
+class SessionState(StrEnum):
+    SCHEDULED = "scheduled"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class PickState(StrEnum):
+    PENDING = "pending"
+    VERIFIED = "verified"
+    AWARDED = "awarded"
+    NO_SHOW = "no_show"
+    VOID = "void"
+
+
+class PrizeKind(StrEnum):
+    CASH = "cash"
+    PLUS_PLAY = "plus_play"
+    VOUCHER = "voucher"
+
+
+FILLED = (PickState.PENDING, PickState.VERIFIED, PickState.AWARDED)
+WON = (PickState.VERIFIED, PickState.AWARDED)
+
+
+@dataclass(frozen=True, slots=True)
+class Prize:
+    amount: int  # minor currency units
+    kind: PrizeKind
+    envelope: str
+
+    def __post_init__(self) -> None:
+        if self.amount < 0:
+            raise SessionError("prize amount must be >= 0")
+        if not self.envelope:
+            raise SessionError("an envelope number is required")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """Who asks, when, and the id that makes a retry harmless."""
+
+    command_id: str
+    actor: Actor
+    at: datetime
+
+
+@dataclass(slots=True)
+class Pick:
+    number: int  # ordinal of the draw in the session, 1-based, redraws included
+    kind: str
+    slot: int  # position within the pool's quota, 1-based
+    attempt: int  # 0 for the first draw into the slot, 1 for its first redraw, ...
+    card: str
+    location: Location
+    display_name: str
+    tier: str
+    drawn_at: datetime
+    deadline: datetime
+    pool_size: int
+    pool_digest: str
+    index: int
+    state: PickState = PickState.PENDING
+    prize: Prize | None = None
+    void_reason: str | None = None
+    resolved_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a command did: its records, and for a draw the pick (or none)."""
+
+    records: tuple[Record, ...]
+    pick: Pick | None = None
+    no_eligible: bool = False
+    replayed: bool = False
+
+
+@dataclass(slots=True)
+class _Done:
+    fingerprint: tuple[Any, ...]
+    outcome: Outcome
+
+
+@dataclass
+class DrawSession:
+    session_id: str
+    promotion_id: str
+    floor: Floor
+    rules: SessionRules = field(default_factory=SessionRules)
+    rehearsal: bool = False
+    state: SessionState = SessionState.SCHEDULED
+    commitment: str | None = None
+    picks: list[Pick] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    _seed: bytes | None = None
+    _revealed: bool = False
+    _done: dict[str, _Done] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.floor.promotion(self.promotion_id)  # unknown promotion fails now, not at a pick
+
+    # ------------------------------------------------------------------ helpers
+
+    def _emit(
+        self, cmd: Command | None, at: datetime, actor: Actor, type_: str, **data: Any
+    ) -> Record:
+        base: dict[str, Any] = {"promotion_id": self.promotion_id, "rehearsal": self.rehearsal}
+        if cmd is not None:
+            base["command_id"] = cmd.command_id
+        base.update(data)
+        rec = Record(type_, self.session_id, at, actor, base)
+        self.records.append(rec)
+        return rec
+
+    def _run(self, cmd: Command, fingerprint: tuple[Any, ...], action: Any) -> Outcome:
+        done = self._done.get(cmd.command_id)
+        if done is not None:
+            if done.fingerprint != fingerprint:
+                raise CommandConflict(
+                    f"command id {cmd.command_id!r} was already used for {done.fingerprint[0]}"
+                )
+            o = done.outcome
+            return Outcome(o.records, o.pick, o.no_eligible, replayed=True)
+        start = len(self.records)
+        result: Outcome = action()
+        outcome = Outcome(tuple(self.records[start:]), result.pick, result.no_eligible)
+        self._done[cmd.command_id] = _Done(fingerprint, outcome)
+        return outcome
+
+    def _require(self, state: SessionState) -> None:
+        if self.state != state:
+            raise SessionError(f"session {self.session_id} is {self.state}, not {state}")
+
+    def _pick(self, number: int) -> Pick:
+        if not 1 <= number <= len(self.picks):
+            raise SessionError(f"session {self.session_id} has no pick {number}")
+        return self.picks[number - 1]
+
+    @property
+    def revealed_seed(self) -> bytes | None:
+        return self._seed if self._revealed else None
+
+    def slots_filled(self, kind: PoolKind | str) -> int:
+        k = PoolKind(kind).value
+        return len({p.slot for p in self.picks if p.kind == k and p.state in FILLED})
+
+    def barred(self) -> dict[str, str]:
+        """Cards this session no longer draws, with the reason (first reason wins)."""
+        out: dict[str, str] = {}
+        for p in self.picks:
+            if p.state in WON:
+                reason = "already_won"
+            elif p.state == PickState.PENDING:
+                reason = "pending"
+            elif p.state == PickState.NO_SHOW and self.rules.exclude_no_shows:
+                reason = "no_show"
+            elif p.state == PickState.VOID and self.rules.exclude_voided:
+                reason = "voided"
+            else:
+                continue
+            if out.get(p.card) not in ("already_won", "pending"):
+                out[p.card] = reason
+        return out
+
+    # ----------------------------------------------------------------- commands
+
+    def open(self, cmd: Command, seed: bytes) -> Outcome:
+        """Open with a fresh secret seed; publishes only its commitment."""
+        if len(seed) != SEED_BYTES:
+            raise SessionError(f"seed must be {SEED_BYTES} bytes")
+
+        def action() -> Outcome:
+            self._require(SessionState.SCHEDULED)
+            self._seed = seed
+            self.commitment = commitment(seed)
+            self.state = SessionState.OPEN
+            self._emit(
+                cmd,
+                cmd.at,
+                cmd.actor,
+                "session.opened",
+                commitment=self.commitment,
+                quotas={str(k): v for k, v in self.rules.quotas.items()},
+                claim_seconds=self.rules.claim_seconds,
+                exclude_no_shows=self.rules.exclude_no_shows,
+                exclude_voided=self.rules.exclude_voided,
+            )
+            return Outcome(())
+
+        return self._run(cmd, ("open", commitment(seed)), action)
+
+    def draw(self, cmd: Command, kind: PoolKind | str) -> Outcome:
+        """Draw the next winner of a pool into its lowest free slot."""
+        k = PoolKind(kind).value
+
+        def action() -> Outcome:
+            self._require(SessionState.OPEN)
+            self._expire(cmd.at)
+            quota = self.rules.quotas.get(PoolKind(k), 0)
+            filled = {p.slot for p in self.picks if p.kind == k and p.state in FILLED}
+            free = [s for s in range(1, quota + 1) if s not in filled]
+            if not free:
+                raise SessionError(f"all {quota} {k} winners of this session are drawn")
+            slot = free[0]
+            attempt = sum(1 for p in self.picks if p.kind == k and p.slot == slot)
+            return self._draw_into(cmd, k, slot, attempt)
+
+        return self._run(cmd, ("draw", k), action)
+
+    def _draw_into(self, cmd: Command, kind: str, slot: int, attempt: int) -> Outcome:
+        floor = self.floor
+        floor.advance(cmd.at)
+        pool = floor.pool(self.promotion_id, kind)
+        barred = self.barred()
+        candidates = [c for c in pool if c not in barred] if barred else list(pool)
+        left_out = dict(floor.left_out_counts(self.promotion_id, kind))
+        for card, reason in barred.items():
+            if card in pool:  # only those the floor would otherwise have offered
+                left_out[reason] = left_out.get(reason, 0) + 1
+        assert self._seed is not None
+        number = len(self.picks) + 1
+        while candidates:
+            digest = pool_digest(candidates)
+            index, rejected = pick_index(
+                self._seed, self.session_id, number, attempt, digest, len(candidates)
+            )
+            card = candidates[index]
+            # eligibility and exclusions are checked again, fresh, for the winner
+            verdict = floor.check(self.promotion_id, card)
+            location = floor.location(card)
+            if verdict == ELIGIBLE and location is not None and location.kind == kind:
+                break
+            self._emit(
+                cmd,
+                cmd.at,
+                cmd.actor,
+                "pick.recheck_failed",
+                pick=number,
+                kind=kind,
+                card=card,
+                reason=verdict,
+                pool_digest=digest,
+            )
+            candidates.pop(index)
+        else:
+            self._emit(
+                cmd,
+                cmd.at,
+                cmd.actor,
+                "pick.no_eligible",
+                pick=number,
+                kind=kind,
+                slot=slot,
+                attempt=attempt,
+                pool_size=0,
+                pool_digest=pool_digest([]),
+                left_out=left_out,
+            )
+            return Outcome((), no_eligible=True)
+        profile = floor.profile(card)
+        assert profile is not None
+        deadline = cmd.at + timedelta(seconds=self.rules.claim_seconds)
+        pick = Pick(
+            number=number,
+            kind=kind,
+            slot=slot,
+            attempt=attempt,
+            card=card,
+            location=location,
+            display_name=profile.display_name,
+            tier=profile.tier.value,
+            drawn_at=cmd.at,
+            deadline=deadline,
+            pool_size=len(candidates),
+            pool_digest=digest,
+            index=index,
+        )
+        self.picks.append(pick)
+        self._emit(
+            cmd,
+            cmd.at,
+            cmd.actor,
+            "pick.drawn",
+            pick=number,
+            kind=kind,
+            slot=slot,
+            attempt=attempt,
+            card=card,
+            location=location.to_dict(),
+            tier=pick.tier,
+            pool_size=len(candidates),
+            pool_digest=digest,
+            index=index,
+            rejected_blocks=rejected,
+            deadline=deadline.isoformat(),
+            left_out=left_out,
+            pool=candidates,
+        )
+        return Outcome((), pick=pick)
+
+    def _resolve(
+        self,
+        cmd: Command,
+        number: int,
+        allowed: tuple[PickState, ...],
+        new: PickState,
+        type_: str,
+        **data: Any,
+    ) -> Pick:
+        self._require(SessionState.OPEN)
+        self._expire(cmd.at)
+        pick = self._pick(number)
+        if pick.state not in allowed:
+            raise SessionError(f"pick {number} is {pick.state}; cannot mark it {new}")
+        pick.state = new
+        pick.resolved_at = cmd.at
+        self._emit(
+            cmd,
+            cmd.at,
+            cmd.actor,
+            type_,
+            pick=number,
+            kind=pick.kind,
+            slot=pick.slot,
+            card=pick.card,
+            **data,
+        )
+        return pick
+
+    def verify(self, cmd: Command, number: int) -> Outcome:
+        """The winner presented with ID inside the claim window."""
+        return self._run(
+            cmd,
+            ("verify", number),
+            lambda: Outcome(
+                (),
+                pick=self._resolve(
+                    cmd, number, (PickState.PENDING,), PickState.VERIFIED, "pick.verified"
+                ),
+            ),
+        )
+
+    def award(self, cmd: Command, number: int, prize: Prize) -> Outcome:
+        """Record the envelope the verified winner picked."""
+
+        def action() -> Outcome:
+            pick = self._resolve(
+                cmd,
+                number,
+                (PickState.VERIFIED,),
+                PickState.AWARDED,
+                "pick.awarded",
+                amount=prize.amount,
+                prize_kind=prize.kind.value,
+                envelope=prize.envelope,
+            )
+            pick.prize = prize
+            return Outcome((), pick=pick)
+
+        return self._run(cmd, ("award", number, prize), action)
+
+    def no_show(self, cmd: Command, number: int) -> Outcome:
+        """Staff mark a winner who will not present; the slot is redrawn next."""
+        return self._run(
+            cmd,
+            ("no_show", number),
+            lambda: Outcome(
+                (),
+                pick=self._resolve(
+                    cmd, number, (PickState.PENDING,), PickState.NO_SHOW, "pick.no_show", by="staff"
+                ),
+            ),
+        )
+
+    def void(self, cmd: Command, number: int, reason: str) -> Outcome:
+        if not reason.strip():
+            raise SessionError("a void needs a reason")
+
+        def action() -> Outcome:
+            pick = self._resolve(
+                cmd,
+                number,
+                (PickState.PENDING, PickState.VERIFIED),
+                PickState.VOID,
+                "pick.voided",
+                reason=reason,
+            )
+            pick.void_reason = reason
+            return Outcome((), pick=pick)
+
+        return self._run(cmd, ("void", number, reason), action)
+
+    def expire(self, now: datetime) -> list[Record]:
+        """Claim timer: pending picks past their deadline become no-shows."""
+        start = len(self.records)
+        if self.state == SessionState.OPEN:
+            self._expire(now)
+        return self.records[start:]
+
+    def _expire(self, now: datetime) -> None:
+        for pick in self.picks:
+            if pick.state == PickState.PENDING and pick.deadline <= now:
+                pick.state = PickState.NO_SHOW
+                pick.resolved_at = pick.deadline
+                self._emit(
+                    None,
+                    pick.deadline,
+                    Actor.system(),
+                    "pick.no_show",
+                    pick=pick.number,
+                    kind=pick.kind,
+                    slot=pick.slot,
+                    card=pick.card,
+                    by="claim_timer",
+                )
+
+    def pending(self) -> list[Pick]:
+        return [p for p in self.picks if p.state == PickState.PENDING]
+
+    def close(self, cmd: Command, force: bool = False) -> Outcome:
+        """Close and reveal the seed; pending picks block unless forced (then voided)."""
+
+        def action() -> Outcome:
+            self._require(SessionState.OPEN)
+            self._expire(cmd.at)
+            pending = self.pending()
+            if pending and not force:
+                raise SessionError(
+                    f"{len(pending)} pick(s) still pending: resolve them or close with force"
+                )
+            for pick in pending:
+                self._resolve(
+                    cmd,
+                    pick.number,
+                    (PickState.PENDING,),
+                    PickState.VOID,
+                    "pick.voided",
+                    reason="session closed",
+                )
+                pick.void_reason = "session closed"
+            assert self._seed is not None
+            self.state = SessionState.CLOSED
+            self._revealed = True
+            summary = {s.value: sum(1 for p in self.picks if p.state == s) for s in PickState}
+            self._emit(
+                cmd,
+                cmd.at,
+                cmd.actor,
+                "session.closed",
+                seed=self._seed.hex(),
+                commitment=self.commitment,
+                picks=len(self.picks),
+                outcomes=summary,
+            )
+            return Outcome(())
+
+        return self._run(cmd, ("close", force), action)

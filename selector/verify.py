@@ -1,0 +1,166 @@
+"""Recompute a closed session's picks from its records and name every mismatch.
+
+What is checked, per session:
+- the revealed seed hashes to the commitment published at open;
+- every pool snapshot is in canonical order, its digest and size are as recorded;
+- every pick's index follows from the seed (HMAC + rejection sampling) and names
+  the recorded card; a failed re-check is recomputed from the pool it was drawn from;
+- nobody barred at that moment (pending, already won, no-show, voided) was in a pool;
+- no pool's quota was exceeded, and pick numbers run 1, 2, 3, ...
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from selector.fairness import commitment, pick_index, pool_digest
+from selector.records import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    position: int  # index of the record in the session's record list
+    pick: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"record {self.position}" + (f" (pick {self.pick})" if self.pick else "")
+        return f"{where}: {self.message}"
+
+
+def _as_dicts(records: Iterable[Record | dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r.to_dict() if isinstance(r, Record) else r for r in records]
+
+
+def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
+    """All mismatches found in one session's records (empty list: the session holds)."""
+    recs = _as_dicts(records)
+    bad: list[Mismatch] = []
+    opened = [(i, r) for i, r in enumerate(recs) if r["type"] == "session.opened"]
+    closed = [(i, r) for i, r in enumerate(recs) if r["type"] == "session.closed"]
+    if len(opened) != 1:
+        return [Mismatch(0, None, f"expected one session.opened record, found {len(opened)}")]
+    if len(closed) != 1:
+        return [Mismatch(len(recs), None, "session is not closed: its seed is not revealed")]
+    o = opened[0][1]["data"]
+    ci, c = closed[0]
+    try:
+        seed = bytes.fromhex(c["data"]["seed"])
+        seed_ok = commitment(seed) == o["commitment"]
+    except (ValueError, KeyError, TypeError):
+        seed_ok = False
+        seed = b""
+    if not seed_ok:
+        return [Mismatch(ci, None, "revealed seed does not match the commitment made at open")]
+    quotas: dict[str, int] = o.get("quotas", {})
+    exclude_no_shows = bool(o.get("exclude_no_shows", True))
+    exclude_voided = bool(o.get("exclude_voided", True))
+    session_id = recs[0]["session_id"]
+
+    states: dict[int, tuple[str, str, str, int]] = {}  # pick -> (card, kind, state, slot)
+    failed: dict[int, list[str]] = {}  # pick -> cards removed by a failed re-check
+    expected_pick = 1
+    for i, r in enumerate(recs):
+        d = r["data"]
+        t = r["type"]
+        if r["session_id"] != session_id:
+            bad.append(Mismatch(i, None, "record belongs to another session"))
+            continue
+        if t == "pick.recheck_failed":
+            failed.setdefault(d["pick"], []).append(d["card"])
+        elif t in ("pick.drawn", "pick.no_eligible"):
+            n = d["pick"]
+            if t == "pick.drawn" and n != expected_pick:
+                bad.append(Mismatch(i, n, f"pick number {n}, expected {expected_pick}"))
+            if t == "pick.drawn":
+                expected_pick = n + 1
+                bad.extend(
+                    _check_pick(
+                        i,
+                        d,
+                        seed,
+                        session_id,
+                        states,
+                        failed.get(n, []),
+                        exclude_no_shows,
+                        exclude_voided,
+                    )
+                )
+                states[n] = (d["card"], d["kind"], "pending", d["slot"])
+                filled = sum(
+                    1
+                    for card, k, s, _ in states.values()
+                    if k == d["kind"] and s in ("pending", "verified", "awarded")
+                )
+                if filled > quotas.get(d["kind"], 0):
+                    bad.append(
+                        Mismatch(i, n, f"{d['kind']} quota {quotas.get(d['kind'])} exceeded")
+                    )
+        elif t in ("pick.verified", "pick.awarded", "pick.no_show", "pick.voided"):
+            n = d["pick"]
+            if n not in states:
+                bad.append(Mismatch(i, n, f"{t} for a pick that was never drawn"))
+                continue
+            card, kind, _, slot = states[n]
+            new = {
+                "pick.verified": "verified",
+                "pick.awarded": "awarded",
+                "pick.no_show": "no_show",
+                "pick.voided": "void",
+            }[t]
+            states[n] = (card, kind, new, slot)
+    return bad
+
+
+def _barred(
+    states: dict[int, tuple[str, str, str, int]], exclude_no_shows: bool, exclude_voided: bool
+) -> set[str]:
+    barring = {"pending", "verified", "awarded"}
+    if exclude_no_shows:
+        barring.add("no_show")
+    if exclude_voided:
+        barring.add("void")
+    return {card for card, _k, s, _slot in states.values() if s in barring}
+
+
+def _check_pick(
+    i: int,
+    d: dict[str, Any],
+    seed: bytes,
+    session_id: str,
+    states: dict[int, tuple[str, str, str, int]],
+    removed: list[str],
+    exclude_no_shows: bool,
+    exclude_voided: bool,
+) -> list[Mismatch]:
+    n = d["pick"]
+    pool: list[str] = list(d.get("pool", []))
+    bad: list[Mismatch] = []
+    if any(a >= b for a, b in itertools.pairwise(pool)):
+        bad.append(Mismatch(i, n, "pool is not in canonical (sorted, unique) order"))
+    digest = pool_digest(pool)
+    if digest != d["pool_digest"]:
+        bad.append(Mismatch(i, n, "pool digest does not match the recorded pool"))
+    if len(pool) != d["pool_size"]:
+        bad.append(Mismatch(i, n, f"pool size {d['pool_size']} but {len(pool)} cards recorded"))
+    barred = _barred(states, exclude_no_shows, exclude_voided)
+    if barred & set(pool):
+        bad.append(Mismatch(i, n, f"barred player(s) in the pool: {len(barred & set(pool))}"))
+    # re-checks that failed drew from the pool with the removed cards still in it
+    full = sorted(set(pool) | set(removed))
+    for card in removed:
+        idx, _ = pick_index(seed, session_id, n, d["attempt"], pool_digest(full), len(full))
+        if full[idx] != card:
+            bad.append(Mismatch(i, n, f"failed re-check named {card}, seed gives {full[idx]}"))
+        full.remove(card)
+    if not pool:
+        return [*bad, Mismatch(i, n, "pick drawn from an empty pool")]
+    index, _ = pick_index(seed, session_id, n, d["attempt"], digest, len(pool))
+    if index != d["index"]:
+        bad.append(Mismatch(i, n, f"index {d['index']} recorded, seed gives {index}"))
+    if pool[index] != d["card"]:
+        bad.append(Mismatch(i, n, f"winner {d['card']} recorded, seed gives {pool[index]}"))
+    return bad
