@@ -50,7 +50,7 @@ def demo_layout(machines: int = 5000, tables: int = 300, seats: int = 7) -> Floo
     """A floor of `machines` slots in banks of 10 and `tables` tables, spread over areas."""
     ms = []
     for i in range(machines):
-        area = SLOT_AREAS[(i // 200) % len(SLOT_AREAS)]
+        area = SLOT_AREAS[(i // 50) % len(SLOT_AREAS)]
         ms.append(Machine(f"M{i + 1:05d}", area, f"{area[0]}{i // 10 + 1:03d}", f"{i + 1}"))
     ts = [
         Table(f"T{i + 1:03d}", TABLE_AREAS[i % len(TABLE_AREAS)], "blackjack", seats)

@@ -204,8 +204,8 @@ class Floor:
             if p is None or p.kind is None:
                 continue
             if what == _IDLE_TIMER:
-                if due != p.idle_due or not p.active:
-                    continue  # superseded by a later activation
+                if due != p.idle_due or not p.active or p.kind != SLOTS:
+                    continue  # superseded: a later activation, or the player left
                 real_due = p.last_game + self.idle_seconds
                 if real_due > epoch:
                     p.idle_due = real_due
@@ -329,6 +329,7 @@ class Floor:
         p.machine = None
         p.table = None
         p.active = False
+        p.idle_due = 0.0
         self._evaluate(p)
 
     def _on_card_in(self, ev: CardInserted) -> str | None:
