@@ -13,7 +13,10 @@ from selector.events import (
     CardRemoved,
     Exclusion,
     GamePlayed,
+    MachineStatus,
+    MachineStatusChanged,
     PlayerUpserted,
+    PointsEarned,
     TableRatingClosed,
     TableRatingOpened,
     TableRatingUpdated,
@@ -112,6 +115,14 @@ class Events:
             **self._head(at, "pit"), table=table, seat=seat, card=card, average_bet=bet,
             minutes=minutes,
         )  # fmt: skip
+
+    def machine_status(
+        self, machine: str, status: MachineStatus, at: datetime | None = None
+    ) -> MachineStatusChanged:
+        return MachineStatusChanged(**self._head(at, "sas"), machine=machine, status=status)
+
+    def points(self, card: str, points: float, at: datetime | None = None) -> PointsEarned:
+        return PointsEarned(**self._head(at, "cms"), card=card, points=points)
 
 
 def seated_slot_player(
