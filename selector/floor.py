@@ -328,6 +328,7 @@ class Floor:
         p.kind = None
         p.machine = None
         p.table = None
+        p.seat = 0
         p.active = False
         p.idle_due = 0.0
         self._evaluate(p)
@@ -625,3 +626,93 @@ class Floor:
 
     def counters(self) -> Mapping[str, Mapping[str, int]]:
         return {"anomalies": dict(self.anomalies), "rejections": dict(self.rejections)}
+
+    # ---------------------------------------------------------------- snapshots
+
+    def snapshot(self) -> dict[str, Any]:
+        """The floor's state as JSON-ready data; `restore` rebuilds pools from it.
+
+        Pools, statuses and counters are derived data and are not stored: they are
+        recomputed from the players, so a snapshot cannot disagree with itself.
+        """
+        windows = [[c.window.tz, c.window.start.isoformat(), c.window.end.isoformat()]
+                   for c in self._clocks]  # fmt: skip
+        players = []
+        for p in self._players.values():
+            prof = p.profile
+            players.append([
+                p.card,
+                None if prof is None else [prof.tier.value, prof.display_name, prof.age_verified,
+                                           sorted(e.value for e in prof.exclusions),
+                                           prof.block_reason],
+                p.kind, p.machine.info.machine if p.machine is not None else None,
+                p.table, p.seat, p.active, p.active_since, p.last_game, list(p.points),
+            ])  # fmt: skip
+        return {
+            "version": 1,
+            "now": self.now,
+            "windows": windows,
+            "players": players,
+            "machines": [
+                [mid, m.status.value, m.last_game]
+                for mid, m in self._machines.items()
+                if m.last_game or m.status != MachineStatus.ONLINE
+            ],
+            "seats": [[t, s, r.card, r.credited] for (t, s), r in self._seats.items()],
+            "anomalies": dict(self.anomalies),
+            "rejections": dict(self.rejections),
+            "uncarded_games": self.uncarded_games,
+            "ignored_points_events": self.ignored_points_events,
+        }
+
+    def restore(self, snap: Mapping[str, Any]) -> None:
+        """Load a snapshot into this (fresh) floor; layout and promotions come from config.
+
+        Machines, tables and qualifying windows that no longer exist in the config are
+        dropped; points of a window that is new since the snapshot start at zero.
+        """
+        if snap.get("version") != 1:
+            raise ValueError(f"unsupported floor snapshot version {snap.get('version')!r}")
+        if self._players:
+            raise ValueError("restore needs a fresh floor")
+        keys = [(c.window.tz, c.window.start.isoformat(), c.window.end.isoformat())
+                for c in self._clocks]  # fmt: skip
+        old_index = {tuple(w): i for i, w in enumerate(snap["windows"])}
+        self.now = float(snap["now"])
+        for mid, status, last_game in snap["machines"]:
+            m = self._machines.get(mid)
+            if m is not None:
+                m.status = MachineStatus(status)
+                m.last_game = last_game
+        for card, prof, kind, machine, table, seat, active, since, last, points in snap["players"]:
+            p = self._player(card)
+            if prof is not None:
+                tier, name, age, exclusions, reason = prof
+                excl = frozenset(Exclusion(e) for e in exclusions)
+                p.profile = PlayerProfile(Tier(tier), name, age, excl, reason)
+            for i, key in enumerate(keys):
+                j = old_index.get(key)
+                if j is not None:
+                    p.points[2 * i : 2 * i + 2] = points[2 * j : 2 * j + 2]
+            p.last_game, p.active_since = last, since
+            m = self._machines.get(machine) if kind == SLOTS else None
+            if m is not None:
+                p.kind, p.machine, m.player = SLOTS, m, p
+                p.active = active
+                if active:
+                    p.idle_due = last + self.idle_seconds
+                    heapq.heappush(self._timers, (p.idle_due, card, _IDLE_TIMER))
+            elif kind == TABLES and table in self._tables:
+                p.kind, p.table, p.seat, p.active = TABLES, table, seat, True
+        for table, seat, card, credited in snap["seats"]:
+            seated = self._players.get(card)
+            if table in self._tables and seated is not None and seated.table == table:
+                rating = self._seats[(table, seat)] = _Rating(card, self._table_rates[table])
+                rating.credited = credited
+        self.anomalies.update(snap.get("anomalies", {}))
+        self.rejections.update(snap.get("rejections", {}))
+        self.uncarded_games = int(snap.get("uncarded_games", 0))
+        self.ignored_points_events = int(snap.get("ignored_points_events", 0))
+        for p in self._players.values():
+            if p.kind is not None:
+                self._evaluate(p)

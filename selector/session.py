@@ -324,6 +324,7 @@ class DrawSession:
             attempt=attempt,
             card=card,
             location=location.to_dict(),
+            display_name=pick.display_name,
             tier=pick.tier,
             pool_size=len(candidates),
             pool_digest=digest,
@@ -488,7 +489,113 @@ class DrawSession:
                 commitment=self.commitment,
                 picks=len(self.picks),
                 outcomes=summary,
+                force=force,
             )
             return Outcome(())
 
         return self._run(cmd, ("close", force), action)
+
+    # ------------------------------------------------------------------ restore
+
+    @classmethod
+    def restore(
+        cls,
+        session_id: str,
+        promotion_id: str,
+        floor: Floor,
+        rules: SessionRules,
+        records: list[Record],
+        seed: bytes | None,
+        rehearsal: bool = False,
+    ) -> DrawSession:
+        """Rebuild a session from its journal after a restart.
+
+        Picks, their states and deadlines, and the command ids already answered come
+        back exactly as journaled; the seed (unsealed by the daemon) must match the
+        commitment, so a restart cannot change what was promised at open.
+        """
+        s = cls(session_id, promotion_id, floor, rules, rehearsal)
+        by_command: dict[str, list[Record]] = {}
+        for rec in records:
+            if rec.session_id != session_id:
+                raise SessionError(f"record of session {rec.session_id} given to {session_id}")
+            s._replay(rec)
+            s.records.append(rec)
+            cid = rec.data.get("command_id")
+            if cid is not None:
+                by_command.setdefault(cid, []).append(rec)
+        if s.state != SessionState.SCHEDULED:
+            if seed is None or commitment(seed) != s.commitment:
+                raise SessionError(f"session {session_id}: seed does not match its commitment")
+            s._seed = seed
+            s._revealed = s.state == SessionState.CLOSED
+        for cid, recs in by_command.items():
+            s._done[cid] = _Done(s._fingerprint(recs), s._outcome(recs))
+        return s
+
+    def _replay(self, rec: Record) -> None:
+        d = rec.data
+        t = rec.type
+        if t == "session.opened":
+            self.state = SessionState.OPEN
+            self.commitment = d["commitment"]
+        elif t == "session.closed":
+            self.state = SessionState.CLOSED
+        elif t == "pick.drawn":
+            loc = d["location"]
+            self.picks.append(
+                Pick(
+                    number=d["pick"], kind=d["kind"], slot=d["slot"], attempt=d["attempt"],
+                    card=d["card"], location=Location(**loc),
+                    display_name=d.get("display_name", ""), tier=d["tier"],
+                    drawn_at=rec.at, deadline=datetime.fromisoformat(d["deadline"]),
+                    pool_size=d["pool_size"], pool_digest=d["pool_digest"], index=d["index"],
+                )
+            )  # fmt: skip
+        elif t in _RESOLUTIONS:
+            pick = self._pick(d["pick"])
+            pick.state = _RESOLUTIONS[t]
+            pick.resolved_at = rec.at
+            if t == "pick.awarded":
+                pick.prize = Prize(d["amount"], PrizeKind(d["prize_kind"]), d["envelope"])
+            elif t == "pick.voided":
+                pick.void_reason = d["reason"]
+
+    @staticmethod
+    def _fingerprint(recs: list[Record]) -> tuple[Any, ...]:
+        """The command a group of journaled records answered, as `_run` fingerprints it."""
+        last = recs[-1]
+        d = last.data
+        t = last.type
+        if t == "session.opened":
+            return ("open", d["commitment"])
+        if t == "session.closed":
+            return ("close", bool(d.get("force", False)))
+        if t in ("pick.drawn", "pick.no_eligible"):
+            return ("draw", d["kind"])
+        if t == "pick.awarded":
+            return ("award", d["pick"], Prize(d["amount"], PrizeKind(d["prize_kind"]),
+                                              d["envelope"]))  # fmt: skip
+        if t == "pick.voided":
+            return ("void", d["pick"], d["reason"])
+        if t == "pick.verified":
+            return ("verify", d["pick"])
+        if t == "pick.no_show":
+            return ("no_show", d["pick"])
+        return (t,)
+
+    def _outcome(self, recs: list[Record]) -> Outcome:
+        last = recs[-1]
+        pick = None
+        no_eligible = last.type == "pick.no_eligible"
+        if last.type.startswith("pick.") and "pick" in last.data and not no_eligible:
+            pick = self._pick(last.data["pick"])
+        return Outcome(tuple(recs), pick, no_eligible=no_eligible)
+
+
+_RESOLUTIONS = {
+    "pick.verified": PickState.VERIFIED,
+    "pick.awarded": PickState.AWARDED,
+    "pick.no_show": PickState.NO_SHOW,
+    "pick.voided": PickState.VOID,
+}
