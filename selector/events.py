@@ -7,6 +7,7 @@ minor currency units (cents), time is always a timezone-aware datetime.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -102,6 +103,11 @@ class TableRatingOpened(FloorEvent):
     card: str
     average_bet: int = 0
 
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        if self.average_bet < 0:
+            raise ValueError(f"event {self.event_id!r}: average_bet must be >= 0")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableRatingUpdated(FloorEvent):
@@ -115,8 +121,10 @@ class TableRatingUpdated(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
-        if self.average_bet < 0 or self.minutes < 0:
-            raise ValueError(f"event {self.event_id!r}: average_bet and minutes must be >= 0")
+        if self.average_bet < 0 or not (math.isfinite(self.minutes) and self.minutes >= 0):
+            raise ValueError(
+                f"event {self.event_id!r}: average_bet and minutes must be finite and >= 0"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,8 +139,10 @@ class TableRatingClosed(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
-        if self.average_bet < 0 or self.minutes < 0:
-            raise ValueError(f"event {self.event_id!r}: average_bet and minutes must be >= 0")
+        if self.average_bet < 0 or not (math.isfinite(self.minutes) and self.minutes >= 0):
+            raise ValueError(
+                f"event {self.event_id!r}: average_bet and minutes must be finite and >= 0"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,6 +151,11 @@ class PointsEarned(FloorEvent):
 
     card: str
     points: float
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        if not math.isfinite(self.points):
+            raise ValueError(f"event {self.event_id!r}: points must be a finite number")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

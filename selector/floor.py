@@ -163,9 +163,11 @@ class Floor:
         self._tables: dict[str, Table] = dict(layout.tables)
         self._table_rates = {tid: self.earn.table_rate(t) for tid, t in layout.tables.items()}
         self._seats: dict[tuple[str, int], _Rating] = {}
+        self._closed: dict[tuple[str, int], _Rating] = {}  # last closed rating per seat
         self._players: dict[str, _Player] = {}
         self._timers: list[tuple[float, str, int]] = []
         self.now = 0.0
+        self._days: list[int] = []  # local day per window at the last roll-over check
         self.anomalies: Counter[str] = Counter()
         self.rejections: Counter[str] = Counter()
         self.uncarded_games = 0
@@ -197,6 +199,7 @@ class Floor:
         epoch = now.timestamp()
         if epoch > self.now:
             self.now = epoch
+        self._roll_over_days()
         timers = self._timers
         while timers and timers[0][0] <= epoch:
             due, card, what = heapq.heappop(timers)
@@ -213,6 +216,20 @@ class Floor:
                     continue
                 p.active = False
             self._evaluate(p)
+
+    def _roll_over_days(self) -> None:
+        """At local midnight everyone's qualifying points restart: re-check the located.
+
+        This is the one scan the floor does, once per day per window, over the
+        players who are on the floor now; events never trigger it.
+        """
+        days = [clock.day_of(self.now) for clock in self._clocks]
+        if days == self._days:
+            return
+        self._days = days
+        for st in self._promos.values():
+            for card in list(st.status):
+                self._evaluate(self._players[card])
 
     def _reject(self, reason: str) -> str:
         self.rejections[reason] += 1
@@ -284,8 +301,12 @@ class Floor:
                     if not inside:
                         j += 2
                         continue
-                before = pts[j + 1] if pts[j] == day else 0
-                pts[j] = day
+                if day != pts[j]:
+                    if day < pts[j]:  # a late event of an earlier day: today is untouched
+                        j += 2
+                        continue
+                    pts[j], pts[j + 1] = day, 0
+                before = pts[j + 1]
                 after = pts[j + 1] = before + milli
                 for threshold in thresholds:
                     if before < threshold <= after:
@@ -308,8 +329,12 @@ class Floor:
                 if not inside:
                     j += 2
                     continue
-            before = pts[j + 1] if pts[j] == day else 0
-            pts[j] = day
+            if day != pts[j]:
+                if day < pts[j]:  # a late event of an earlier day: today is untouched
+                    j += 2
+                    continue
+                pts[j], pts[j + 1] = day, 0
+            before = pts[j + 1]
             after = pts[j + 1] = before + milli
             for threshold in thresholds:
                 if before < threshold <= after:
@@ -431,6 +456,14 @@ class Floor:
             rating = self._open_rating(ev.table, ev.seat, ev.card, epoch)
         return rating
 
+    def _closed_rating(self, ev: TableRatingUpdated | TableRatingClosed) -> _Rating | None:
+        """The rating this late message belongs to, when it was closed already."""
+        closed = self._closed.get((ev.table, ev.seat))
+        seated = self._seats.get((ev.table, ev.seat))
+        if closed is not None and closed.card == ev.card and seated is None:
+            return closed
+        return None
+
     def _on_rating_update(self, ev: TableRatingUpdated) -> str | None:
         bad = self._seat(ev.table, ev.seat)
         if bad:
@@ -438,6 +471,12 @@ class Floor:
         epoch = ev.epoch
         if epoch > self.now:
             self.now = epoch
+        closed = self._closed_rating(ev)
+        if closed is not None:
+            # a late update after the close: its play is counted already, nobody sits down
+            self.anomalies["rating_update_after_close"] += 1
+            self._rating_points(closed, self._player(ev.card), epoch, ev.average_bet, ev.minutes)
+            return None
         rating = self._rating_for(ev, epoch)
         self._rating_points(rating, self._players[ev.card], epoch, ev.average_bet, ev.minutes)
         return None
@@ -449,16 +488,21 @@ class Floor:
         epoch = ev.epoch
         if epoch > self.now:
             self.now = epoch
+        key = (ev.table, ev.seat)
         p = self._players.get(ev.card)
-        rating = self._seats.get((ev.table, ev.seat))
+        rating = self._seats.get(key)
         if rating is None or rating.card != ev.card or p is None:
-            # closing a rating we never saw: credit its points, leave nobody seated
-            self.anomalies["rating_close_without_open"] += 1
-            p = self._player(ev.card)
-            rating = _Rating(ev.card, self._table_rates[ev.table])
-            self._rating_points(rating, p, epoch, ev.average_bet, ev.minutes)
+            rating = self._closed_rating(ev)
+            if rating is not None:
+                self.anomalies["rating_closed_twice"] += 1  # credited only beyond the first
+            else:
+                # closing a rating we never saw: credit its points, leave nobody seated
+                self.anomalies["rating_close_without_open"] += 1
+                rating = self._closed[key] = _Rating(ev.card, self._table_rates[ev.table])
+            self._rating_points(rating, self._player(ev.card), epoch, ev.average_bet, ev.minutes)
             return None
         self._rating_points(rating, p, epoch, ev.average_bet, ev.minutes)
+        self._closed[key] = rating
         self._leave(p, None)
         return None
 

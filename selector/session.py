@@ -173,6 +173,10 @@ class DrawSession:
             raise SessionError(f"session {self.session_id} has no pick {number}")
         return self.picks[number - 1]
 
+    def answered(self, command_id: str) -> bool:
+        """Whether a command with this id has already been carried out."""
+        return command_id in self._done
+
     @property
     def revealed_seed(self) -> bytes | None:
         return self._seed if self._revealed else None
@@ -224,7 +228,7 @@ class DrawSession:
             )
             return Outcome(())
 
-        return self._run(cmd, ("open", commitment(seed)), action)
+        return self._run(cmd, ("open",), action)
 
     def draw(self, cmd: Command, kind: PoolKind | str) -> Outcome:
         """Draw the next winner of a pool into its lowest free slot."""
@@ -568,7 +572,7 @@ class DrawSession:
         d = last.data
         t = last.type
         if t == "session.opened":
-            return ("open", d["commitment"])
+            return ("open",)
         if t == "session.closed":
             return ("close", bool(d.get("force", False)))
         if t in ("pick.drawn", "pick.no_eligible"):
