@@ -3,69 +3,115 @@
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
+import getpass
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from selector.verify import verify_session
-
-
-def _read_records(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """Journal records from a JSON-lines file, grouped by session in file order."""
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                sid = rec["session_id"]
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise SystemExit(f"{path}:{lineno}: not a journal record ({e})") from e
-            sessions.setdefault(sid, []).append(rec)
-    return sessions
+from raps.config import ConfigError, hash_secret, load_config
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    path = Path(args.journal)
-    if not path.is_file():
-        print(f"raps verify: no such file: {path}", file=sys.stderr)
+def cmd_run(args: argparse.Namespace) -> int:
+    from raps.daemon import run
+
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as e:
+        print(f"raps: {e}", file=sys.stderr)
         return 2
-    sessions = _read_records(path)
-    if not sessions:
-        print(f"raps verify: {path} holds no records", file=sys.stderr)
-        return 1
-    bad = 0
-    for sid, records in sessions.items():
-        mismatches = verify_session(records)
-        picks = sum(1 for r in records if r["type"] == "pick.drawn")
-        if mismatches:
-            bad += 1
-            print(f"session {sid}: FAILED ({len(mismatches)} mismatch(es))")
-            for m in mismatches:
-                print(f"  {m}")
-        else:
-            print(f"session {sid}: OK ({picks} picks recomputed)")
-    return 1 if bad else 0
+    ready = Path(args.ready_file) if args.ready_file else None
+    run(cfg, create_key=args.create_key, ready_file=ready)
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from raps.demo import run_demo
+    from raps.demo import main
 
-    return run_demo(Path(args.out))
+    return main(Path(args.out), args.duration)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from raps.audit import check, read_database, read_export
+    from raps.chain import Head
+
+    try:
+        head = Head.parse(args.head) if args.head else None
+    except ValueError as e:
+        print(f"raps verify: {e}", file=sys.stderr)
+        return 2
+    source = args.journal
+    try:
+        if "://" in source:
+            entries, records = asyncio.run(read_database(source))
+        else:
+            path = Path(source)
+            if not path.is_file():
+                print(f"raps verify: no such file: {path}", file=sys.stderr)
+                return 2
+            entries, records = read_export(path)
+    except ValueError as e:
+        print(f"raps verify: {e}", file=sys.stderr)
+        return 1
+    report = check(entries, records, head)
+    for line in report.lines():
+        print(line)
+    return 0 if report.ok else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from raps.audit import export_session
+
+    try:
+        lines = asyncio.run(export_session(args.database, args.session))
+    except KeyError:
+        print(f"raps export: no session {args.session!r} in the journal", file=sys.stderr)
+        return 1
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    with out:
+        for line in lines:
+            out.write(line + "\n")
+    return 0
+
+
+def cmd_hash_password(_args: argparse.Namespace) -> int:
+    secret = getpass.getpass("password, PIN or API token: ")
+    print(hash_secret(secret))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="raps", description="RAPS casino floor service")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="simulate a floor and run a provable RAPS session")
-    demo.add_argument("--out", default="var/demo", help="folder for the session records")
+
+    run = sub.add_parser("run", help="run the daemon")
+    run.add_argument("--config", required=True, help="TOML config file")
+    run.add_argument(
+        "--create-key",
+        action="store_true",
+        help="create the seed key file if it does not exist (first setup)",
+    )
+    run.add_argument("--ready-file", help="write the bound URL here as JSON once ready")
+    run.set_defaults(func=cmd_run)
+
+    demo = sub.add_parser("demo", help="the daemon on embedded defaults with a simulated floor")
+    demo.add_argument("--out", default="var/demo", help="folder for the demo database and key")
+    demo.add_argument("--duration", type=float, help="stop after this many seconds")
     demo.set_defaults(func=cmd_demo)
-    verify = sub.add_parser("verify", help="recompute every pick of closed sessions")
-    verify.add_argument("journal", help="session records as JSON lines")
+
+    verify = sub.add_parser("verify", help="check the journal chain and recompute every pick")
+    verify.add_argument("journal", help="database URL, or a file written by `raps export`")
+    verify.add_argument("--head", help="published journal head SEQ:HASH to check against")
     verify.set_defaults(func=cmd_verify)
+
+    export = sub.add_parser("export", help="write a session's journal as JSON lines")
+    export.add_argument("database", help="database URL")
+    export.add_argument("session", help="session id")
+    export.add_argument("-o", "--output", default="-", help="file (default: standard output)")
+    export.set_defaults(func=cmd_export)
+
+    hp = sub.add_parser("hash-password", help="hash a password, PIN or token for the config")
+    hp.set_defaults(func=cmd_hash_password)
     return parser
 
 

@@ -1,163 +1,197 @@
-"""`raps demo`: a simulated Saturday at a casino, ending in a provable RAPS session.
+"""`raps demo`: the daemon on embedded defaults, a simulated floor and a live session.
 
-A simulated floor plays from 08:00 to 18:00 (site time); the core keeps the pools;
-at 18:00 a bonus jackpot session opens with a fresh secret seed from the OS CSPRNG,
-draws its slot and table winners (with a no-show and a void to show redraws),
-closes, reveals the seed, and every pick is recomputed by the verifier.  Nothing is
-canned: the floor is simulated live and the seed is new on every run.
+It writes a demo config under var/demo/ (SQLite database, a generated seed key, an
+in-process MQTT broker, a simulated floor of 500 machines and 40 tables), starts the
+daemon, prints the URLs of its API, /healthz and /metrics, and then plays a
+marketing user through a rehearsal bonus jackpot session over the HTTP API: draws,
+a no-show after the claim window, a void, envelope prizes, close, and the
+verification of every pick from the journal.  Nothing is canned: the floor is
+simulated live and the seed is new on every run.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import contextlib
 import secrets
-from collections.abc import Callable
-from datetime import datetime, time
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from raps.floorsim import PRIVATE_SALON, FloorSimulator, demo_layout
-from raps.redact import mask_card
-from selector.events import PoolKind
-from selector.floor import Floor
-from selector.promotion import EarnRules, Promotion, SessionRules
-from selector.records import Actor
-from selector.session import Command, DrawSession, Pick, Prize, PrizeKind
-from selector.verify import verify_session
+import httpx
 
-SITE_TZ = ZoneInfo("Africa/Johannesburg")
-SESSION_DAY = datetime(2026, 4, 25).date()  # a RAPS Saturday of the Golden Horse seed
-MARKETING = Actor("demo-marketing", "marketing")
-ENVELOPES = (50_000, 100_000, 200_000, 500_000, 1_000_000)  # R500 .. R10,000
+from raps.audit import check, read_database
+from raps.config import Config, hash_secret, parse_config
+from raps.daemon import Daemon
+from raps.logs import configure
+
+TZ = ZoneInfo("Africa/Johannesburg")
+CLAIM_SECONDS = 20  # shorter than the seed's 90 s so the demo shows a no-show quickly
+ENVELOPES = (50_000, 100_000, 200_000, 500_000)
 
 
-class Demo:
-    """One simulated day; `say` prints (or collects) every line it reports."""
+def demo_config(folder: Path, token: str, session_id: str, now: datetime) -> Config:
+    """A complete config for the demo; every value here is an ordinary config key."""
+    db = (folder / "raps.db").resolve()
+    text = f"""
+[site]
+id = "demo"
+name = "RAPS demo casino"
+timezone = "{TZ.key}"
 
-    def __init__(self, out: Path, say: Callable[[str], None] = print, players: int = 4000,
-                 machines: int = 500, tables: int = 40) -> None:  # fmt: skip
-        self.out = out
-        self.say = say
-        self.layout = demo_layout(machines, tables)
-        self.promotion = Promotion(
-            "raps-golden-horse",
-            name="Bonus jackpot session (RAPS)",
-            threshold_points=50,
-            areas_excluded=frozenset({PRIVATE_SALON}),
-        )
-        self.floor = Floor(self.layout, [self.promotion], EarnRules())
-        start = datetime.combine(SESSION_DAY, time(8, 0), SITE_TZ)
-        self.sim = FloorSimulator(
-            self.layout, players, start, seed=secrets.randbits(32), events_per_second=20
-        )
-        self._cmd = 0
+[storage]
+url = "sqlite:///{db}"
+snapshot_interval_seconds = 30
 
-    def command(self) -> Command:
-        self._cmd += 1
-        return Command(f"demo-{self._cmd}", MARKETING, self.sim.now)
+[credentials]
+seed_key_file = "{(folder / "seed.key").resolve()}"
 
-    def play(self, seconds: float) -> int:
-        """Let the floor play on for `seconds` of simulated time."""
-        n = max(1, int(seconds / self.sim.step.total_seconds()))
-        rejected = self.floor.apply_many(self.sim.events(n))
-        self.floor.advance(self.sim.now)
-        return n - rejected
+[http]
+host = "127.0.0.1"
+port = 0
 
-    def run(self) -> list[str]:
-        say = self.say
-        say(f"RAPS demo: {len(self.layout.machines)} machines, {len(self.layout.tables)} "
-            f"tables, {len(self.sim.players)} carded players, site time {SITE_TZ.key}")  # fmt: skip
-        self.floor.apply_many(self.sim.directory())
-        open_at = datetime.combine(SESSION_DAY, time(18, 0), SITE_TZ)
-        applied = self.play((open_at - self.sim.now).total_seconds())
-        say(f"simulated 08:00-18:00 on {SESSION_DAY}: {applied:,} floor events applied")
-        self.report_pools()
+[mqtt]
+enabled = true
+embedded = true
+port = 0
 
-        session = DrawSession(
-            f"S-{SESSION_DAY:%Y%m%d}-1800", self.promotion.promotion_id, self.floor,
-            SessionRules(),
-        )  # fmt: skip
-        session.open(self.command(), secrets.token_bytes(32))
-        say(f"\nsession {session.session_id} open; commitment sha256(seed) = {session.commitment}")
-        for kind in (PoolKind.SLOTS, PoolKind.TABLES):
-            for _ in range(session.rules.quotas[kind]):
-                self.draw_and_resolve(session, kind)
-        session.close(self.command())
-        seed = session.revealed_seed
-        assert seed is not None
-        say(f"\nsession closed; revealed seed = {seed.hex()}")
-        return self.verify_and_save(session)
+[floor.simulate]
+machines = 500
+tables = 40
+players = 4000
+events_per_second = 150
 
-    def report_pools(self) -> None:
-        pid = self.promotion.promotion_id
-        for kind in PoolKind:
-            by_area: dict[str, int] = {}
-            for (k, area, _tier), n in self.floor.eligible_counts(pid).items():
-                if k == kind.value:
-                    by_area[area] = by_area.get(area, 0) + n
-            left = self.floor.left_out_counts(pid, kind)
-            eligible = len(self.floor.pool(pid, kind))
-            self.say(
-                f"  {kind.value:6} eligible {eligible:5}  by area {dict(sorted(by_area.items()))}"
-            )
-            self.say(f"         left out {dict(sorted(left.items()))}")
+[[promotions]]
+id = "raps-demo"
+name = "Bonus jackpot session (RAPS), demo rules"
+threshold_points = 20
+window = {{ start = "00:00", end = "24:00" }}
+areas_excluded = ["Salon Prive"]
 
-    def draw_and_resolve(self, session: DrawSession, kind: PoolKind) -> None:
-        """Draw one winner; the demo makes some no-shows and one void to show redraws."""
-        while True:
-            self.play(20)
-            outcome = session.draw(self.command(), kind)
-            if outcome.no_eligible or outcome.pick is None:
-                self.say(f"  {kind.value}: no eligible player")
-                return
-            pick = outcome.pick
-            self.show(pick)
-            if pick.number == 3:  # does not present: the claim timer makes it a no-show
-                self.play(session.rules.claim_seconds + 1)
-                session.expire(self.sim.now)
-                self.say(f"      no-show after {session.rules.claim_seconds:.0f} s: redraw")
-                continue
-            if pick.kind == PoolKind.TABLES and pick.slot == 2 and pick.attempt == 0:
-                session.void(self.command(), pick.number, "card played by a companion")
-                self.say("      void (card played by a companion): redraw")
-                continue
-            self.play(15 + secrets.randbelow(60))
-            session.verify(self.command(), pick.number)
-            amount = ENVELOPES[secrets.randbelow(len(ENVELOPES))]
-            prize = Prize(amount, PrizeKind.PLUS_PLAY if amount < 100_000 else PrizeKind.CASH,
-                          envelope=f"E{pick.number:02d}")  # fmt: skip
-            session.award(self.command(), pick.number, prize)
-            self.say(f"      verified; envelope {prize.envelope}: R{amount / 100:,.0f} "
-                     f"{prize.kind.value}")  # fmt: skip
-            return
+[[sessions]]
+id = "{session_id}"
+promotion = "raps-demo"
+starts = "{now.isoformat(timespec="seconds")}"
+claim_seconds = {CLAIM_SECONDS}
+rehearsal = true
 
-    def show(self, pick: Pick) -> None:
-        self.say(f"  pick {pick.number:2} {pick.kind:6} slot {pick.slot} attempt {pick.attempt}: "
-                 f"{pick.display_name} ({pick.tier}, card {mask_card(pick.card)}) at "
-                 f"{pick.location.describe()}")  # fmt: skip
-        deadline = pick.deadline.astimezone(SITE_TZ)
-        self.say(f"      pool {pick.pool_size} players, digest {pick.pool_digest[:16]}..., "
-                 f"index {pick.index}, claim by {deadline:%H:%M:%S}")  # fmt: skip
+[[users]]
+name = "demo-marketing"
+role = "marketing"
+password_hash = "{hash_secret(secrets.token_urlsafe(16))}"
+api_token_hash = "{hash_secret(token)}"
 
-    def verify_and_save(self, session: DrawSession) -> list[str]:
-        problems = [str(m) for m in verify_session(session.records)]
-        drawn = sum(1 for r in session.records if r.type == "pick.drawn")
-        if problems:
-            self.say(f"verify: {len(problems)} mismatch(es)")
-            for p in problems:
-                self.say(f"  {p}")
-        else:
-            self.say(f"verify: all {drawn} picks recomputed from the revealed seed and pool "
-                     f"snapshots; commitment holds")  # fmt: skip
-        self.out.mkdir(parents=True, exist_ok=True)
-        path = self.out / f"{session.session_id}.jsonl"
-        with path.open("w", encoding="utf-8") as f:
-            for r in session.records:
-                f.write(json.dumps(r.to_dict(), separators=(",", ":")) + "\n")
-        self.say(f"records written to {path}  (check again with: raps verify {path})")
-        return problems
+[logging]
+format = "console"
+level = "warning"
+"""
+    return parse_config(text, source="demo config")
 
 
-def run_demo(out: Path) -> int:
-    problems = Demo(out).run()
-    return 1 if problems else 0
+class DemoMarketing:
+    """A marketing user working the handheld, as HTTP calls against the daemon."""
+
+    def __init__(self, client: httpx.AsyncClient, session_id: str) -> None:
+        self.client = client
+        self.sid = session_id
+        self.n = 0
+
+    async def call(self, path: str, **body: Any) -> dict[str, Any]:
+        self.n += 1
+        body["command_id"] = f"demo-{self.n}"
+        r = await self.client.post(f"/api/sessions/{self.sid}/{path}", json=body)
+        r.raise_for_status()
+        data: dict[str, Any] = r.json()
+        return data
+
+    async def run(self, say: Any) -> None:
+        await self.call("open")
+        summary = (await self.client.get(f"/api/sessions/{self.sid}")).json()
+        say(f"\nrehearsal session {self.sid} open; commitment {summary['commitment']}")
+        for kind, quota in (("slots", 6), ("tables", 4)):
+            filled = 0
+            while filled < quota:
+                answer = await self.call("draw", kind=kind)
+                pick = answer["pick"]
+                if pick is None:
+                    say(f"  {kind}: no eligible player yet; waiting")
+                    await asyncio.sleep(5)
+                    continue
+                loc = pick["location"]
+                where = (
+                    f"{loc['area']} bank {loc['bank']} machine {loc['number']}"
+                    if kind == "slots"
+                    else f"{loc['area']} table {loc['table']} seat {loc['seat']}"
+                )
+                head = answer["journal_head"]
+                say(
+                    f"  pick {pick['pick']:2} {kind:6} slot {pick['slot']}: "
+                    f"{pick['display_name']} ({pick['tier']}, {pick['card']}) at {where}; "
+                    f"pool {pick['pool_size']}, digest {pick['pool_digest'][:12]}..., "
+                    f"journal head {head['seq']}"
+                )
+                number = pick["pick"]
+                if number == 3:
+                    say(f"      does not present: claim timer runs out after {CLAIM_SECONDS} s")
+                    await asyncio.sleep(CLAIM_SECONDS + 1)
+                    continue
+                if kind == "tables" and pick["slot"] == 2 and pick["attempt"] == 0:
+                    await self.call(f"picks/{number}/void", reason="card played by a companion")
+                    say("      void: card played by a companion; redraw")
+                    continue
+                await asyncio.sleep(1)
+                await self.call(f"picks/{number}/verify")
+                amount = ENVELOPES[secrets.randbelow(len(ENVELOPES))]
+                await self.call(f"picks/{number}/award", amount=amount, kind="cash",
+                                envelope=f"E{number:02d}")  # fmt: skip
+                say(f"      verified; envelope E{number:02d}: R{amount // 100:,} cash")
+                filled += 1
+        await self.call("close")
+        summary = (await self.client.get(f"/api/sessions/{self.sid}")).json()
+        say(f"session closed; revealed seed {summary['seed']}")
+
+
+async def run_demo(folder: Path, duration: float | None = None) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(TZ)
+    token = secrets.token_urlsafe(24)
+    session_id = f"demo-{now:%Y%m%d-%H%M%S}"
+    cfg = demo_config(folder, token, session_id, now)
+    configure(cfg.logging.format, cfg.logging.level, cfg.site.id)
+    daemon = Daemon(cfg, create_key=True)
+    runner = asyncio.create_task(daemon.run())
+    started = asyncio.create_task(daemon.started.wait())
+    await asyncio.wait({runner, started}, return_when=asyncio.FIRST_COMPLETED)
+    if runner.done():
+        await runner  # failed to start: raise its error
+    url = daemon.url
+    print(f"RAPS demo daemon running on a simulated floor (database {folder}/raps.db)")
+    print(f"  API        {url}/api/sessions   (Authorization: Bearer {token})")
+    print(f"  OpenAPI    {url}/openapi.json")
+    print(f"  health     {url}/healthz   {url}/readyz")
+    print(f"  metrics    {url}/metrics")
+    if daemon.broker is not None:
+        print(f"  MQTT       mqtt://127.0.0.1:{daemon.broker.port}/raps/v1/demo/draws/#")
+    code = 0
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"},
+                                 timeout=30) as client:  # fmt: skip
+        while not (await client.get("/readyz")).is_success:
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(5)  # let the floor play a little
+        await DemoMarketing(client, session_id).run(print)
+    report = check(*await read_database(cfg.storage.url), None)
+    for line in report.lines():
+        print(line)
+    code = 0 if report.ok else 1
+    print(f"\nThe daemon keeps running: {url}/metrics  (Ctrl-C stops it)")
+    if duration is not None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(runner), duration)
+        daemon.stopping.set()
+    await runner
+    return code
+
+
+def main(folder: Path, duration: float | None) -> int:
+    return asyncio.run(run_demo(folder, duration))

@@ -132,13 +132,23 @@ class FloorSimulator:
         """Directory entries of every simulated player the casino system knows."""
         return [
             PlayerUpserted(
-                event_id=self._id(), source="cms", ts=self.now, card=p.card, tier=p.tier,
-                display_name=p.display_name, age_verified=p.age_verified,
+                event_id=self._id(),
+                source="cms",
+                ts=self.now,
+                card=p.card,
+                tier=p.tier,
+                display_name=p.display_name,
+                age_verified=p.age_verified,
                 exclusions=p.exclusions,
             )
             for p in self.players
             if p.in_directory
-        ]  # fmt: skip
+        ]
+
+    def events_until(self, until: datetime) -> list[AnyFloorEvent]:
+        """Every event due up to `until`: how a real-time source catches up with the clock."""
+        n = int((until - self.now) / self.step)
+        return list(self.events(n)) if n > 0 else []
 
     def events(self, count: int) -> Iterator[AnyFloorEvent]:
         """The next `count` events, time advancing by 1/events_per_second each."""
@@ -182,9 +192,13 @@ class FloorSimulator:
     def _game(self) -> GamePlayed:
         machine = self.rng.choice(self._busy_machines)
         return GamePlayed(
-            event_id=self._id(), source=self.source, ts=self.now, machine=machine,
-            wager=self.rng.choice(BETS), win=0 if self.rng.random() < 0.7 else 100,
-        )  # fmt: skip
+            event_id=self._id(),
+            source=self.source,
+            ts=self.now,
+            machine=machine,
+            wager=self.rng.choice(BETS),
+            win=0 if self.rng.random() < 0.7 else 100,
+        )
 
     def _game_uncarded(self) -> GamePlayed:
         machine = self.rng.choice(self._free_machines or self._busy_machines)
@@ -200,9 +214,12 @@ class FloorSimulator:
         self._busy_machines.append(machine)
         self._machine_player[machine] = pi
         return CardInserted(
-            event_id=self._id(), source=self.source, ts=self.now, machine=machine,
+            event_id=self._id(),
+            source=self.source,
+            ts=self.now,
+            machine=machine,
             card=self.players[pi].card,
-        )  # fmt: skip
+        )
 
     def _card_out(self) -> CardRemoved:
         mi = self.rng.randrange(len(self._busy_machines))
@@ -212,9 +229,12 @@ class FloorSimulator:
         pi = self._machine_player.pop(machine)
         self._return_idle(pi)
         return CardRemoved(
-            event_id=self._id(), source=self.source, ts=self.now, machine=machine,
+            event_id=self._id(),
+            source=self.source,
+            ts=self.now,
+            machine=machine,
             card=self.players[pi].card,
-        )  # fmt: skip
+        )
 
     def _rating_open(self) -> TableRatingOpened:
         pi = self._idle.pop()
@@ -225,9 +245,14 @@ class FloorSimulator:
         bet = self.rng.choice(TABLE_BETS)
         self._seat_state[seat] = (pi, bet, self.now.timestamp())
         return TableRatingOpened(
-            event_id=self._id(), source="pit", ts=self.now, table=seat[0], seat=seat[1],
-            card=self.players[pi].card, average_bet=bet,
-        )  # fmt: skip
+            event_id=self._id(),
+            source="pit",
+            ts=self.now,
+            table=seat[0],
+            seat=seat[1],
+            card=self.players[pi].card,
+            average_bet=bet,
+        )
 
     def _rating_update(self, close: bool) -> TableRatingUpdated | TableRatingClosed:
         si = self.rng.randrange(len(self._busy_seats))
@@ -237,14 +262,26 @@ class FloorSimulator:
         card = self.players[pi].card
         if not close:
             return TableRatingUpdated(
-                event_id=self._id(), source="pit", ts=self.now, table=seat[0], seat=seat[1],
-                card=card, average_bet=bet, minutes=minutes,
-            )  # fmt: skip
+                event_id=self._id(),
+                source="pit",
+                ts=self.now,
+                table=seat[0],
+                seat=seat[1],
+                card=card,
+                average_bet=bet,
+                minutes=minutes,
+            )
         _take(self._busy_seats, si)
         self._free_seats.append(seat)
         del self._seat_state[seat]
         self._return_idle(pi)
         return TableRatingClosed(
-            event_id=self._id(), source="pit", ts=self.now, table=seat[0], seat=seat[1],
-            card=card, average_bet=bet, minutes=minutes,
-        )  # fmt: skip
+            event_id=self._id(),
+            source="pit",
+            ts=self.now,
+            table=seat[0],
+            seat=seat[1],
+            card=card,
+            average_bet=bet,
+            minutes=minutes,
+        )

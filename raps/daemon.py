@@ -1,0 +1,187 @@
+"""`raps run`: one asyncio process holding the service, its HTTP server and sources."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from raps.broker import EmbeddedBroker
+from raps.config import Config
+from raps.floorsim import FloorSimulator
+from raps.logs import configure, get_logger
+from raps.metrics import Metrics
+from raps.mqtt_out import MqttPublisher
+from raps.seal import SeedSealer, create_key_file, load_key
+from raps.service import Service
+from raps.sources.simulated import SimulatedFloor
+from raps.store.database import open_engine
+from raps.web import create_app
+
+TICK_SECONDS = 0.2
+GAUGE_SECONDS = 5.0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the daemon stops it in order."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Daemon:
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        create_key: bool = False,
+        ready_file: Path | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.cfg = cfg
+        self.create_key = create_key
+        self.ready_file = ready_file
+        self.clock = clock
+        self.metrics = Metrics()
+        self.log = get_logger(site=cfg.site.id)
+        self.stopping = asyncio.Event()
+        self.url = ""
+        self.broker: EmbeddedBroker | None = None
+        self.service: Service | None = None
+        self.started = asyncio.Event()
+
+    def _sealer(self) -> SeedSealer:
+        path = Path(self.cfg.credentials.seed_key_file)
+        if not path.exists() and self.create_key:
+            create_key_file(path)
+            self.log.info("created a new seed key file", path=str(path))
+        return SeedSealer(load_key(path))
+
+    async def run(self) -> None:
+        cfg = self.cfg
+        t0 = time.monotonic()
+        self.metrics.start_time.set(time.time())
+        sealer = self._sealer()
+        publisher: MqttPublisher | None = None
+        tasks: list[asyncio.Task[Any]] = []
+        if cfg.mqtt.enabled and cfg.mqtt.embedded:
+            self.broker = EmbeddedBroker(cfg.mqtt.host, cfg.mqtt.port)
+            await self.broker.start()
+            self.log.info("embedded MQTT broker", url=f"mqtt://{cfg.mqtt.host}:{self.broker.port}")
+        if cfg.mqtt.enabled:
+            port = self.broker.port if self.broker else None
+            publisher = MqttPublisher(cfg.mqtt, self.metrics, port)
+        engine = open_engine(cfg.storage.url)
+        service = self.service = Service(cfg, engine, sealer, self.metrics, self.clock, publisher)
+        await service.start()
+        server = _Server(
+            uvicorn.Config(
+                create_app(service, cfg),
+                host=cfg.http.host,
+                port=cfg.http.port,
+                log_level="warning",
+                lifespan="off",
+                access_log=False,
+            )
+        )
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+
+        def spawn(coro: Coroutine[Any, Any, Any], name: str) -> None:
+            tasks.append(asyncio.create_task(coro, name=name))
+
+        spawn(server.serve(), "http")
+        if publisher is not None:
+            spawn(publisher.run(), "mqtt-out")
+        if cfg.floor.simulate is not None:
+            sim_cfg = cfg.floor.simulate
+            layout = cfg.layout()
+
+            def make_sim(start: datetime) -> FloorSimulator:
+                return FloorSimulator(
+                    layout,
+                    sim_cfg.players,
+                    start,
+                    seed=sim_cfg.seed if sim_cfg.seed is not None else 1,
+                    events_per_second=sim_cfg.events_per_second,
+                    source=f"sim{int(start.timestamp())}",
+                )
+
+            source = SimulatedFloor(service, make_sim, self.clock, timedelta(minutes=20))
+            spawn(source.run(), "simulator")
+        spawn(self._every(TICK_SECONDS, service.tick), "tick")
+        spawn(self._every(cfg.storage.event_flush_seconds, service.flush_events), "flush")
+        spawn(
+            self._every(cfg.storage.snapshot_interval_seconds, service.snapshot_floor), "snapshot"
+        )
+        spawn(self._every(GAUGE_SECONDS, self._gauges), "gauges")
+        while not server.started:
+            if tasks[0].done():
+                await tasks[0]  # the HTTP server failed to start: raise its error
+            await asyncio.sleep(0.01)
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://{host}:{port}"
+        self.log.info("ready", url=self.url, startup_seconds=round(time.monotonic() - t0, 3))
+        self._write_ready(port)
+        self.started.set()
+        await self.stopping.wait()
+        await self._stop(server, tasks)
+
+    async def _gauges(self) -> None:
+        assert self.service is not None
+        self.service.update_pool_gauges()
+
+    def _write_ready(self, port: int) -> None:
+        if self.ready_file is None:
+            return
+        info = {
+            "url": self.url,
+            "port": port,
+            "pid": __import__("os").getpid(),
+            "mqtt_port": self.broker.port if self.broker else None,
+        }
+        tmp = self.ready_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info))
+        tmp.replace(self.ready_file)
+
+    async def _every(self, seconds: float, step: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await step()
+            except Exception:
+                self.log.exception("periodic task failed", task=getattr(step, "__name__", "?"))
+
+    async def _stop(self, server: uvicorn.Server, tasks: list[asyncio.Task[Any]]) -> None:
+        """SIGTERM: stop taking requests and events, finish the journal write, snapshot."""
+        self.log.info("stopping")
+        server.should_exit = True
+        for t in tasks[1:]:
+            t.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(tasks[0], 10)
+        await asyncio.gather(*tasks[1:], return_exceptions=True)
+        if self.service is not None:
+            await self.service.stop()
+        if self.broker is not None:
+            await self.broker.stop()
+        self.log.info("stopped")
+
+
+def run(cfg: Config, *, create_key: bool = False, ready_file: Path | None = None) -> None:
+    configure(cfg.logging.format, cfg.logging.level, cfg.site.id)
+    asyncio.run(Daemon(cfg, create_key=create_key, ready_file=ready_file).run())

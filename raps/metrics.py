@@ -1,0 +1,102 @@
+"""Prometheus metrics of the daemon; every name starts with `raps_`.
+
+One registry per daemon (not the process-global default), so tests can run several
+daemons side by side and /metrics shows exactly what this service measures.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.events_ingested = Counter(
+            "raps_events_ingested_total",
+            "Floor events applied to the core",
+            ["source"],
+            registry=r,
+        )
+        self.events_rejected = Counter(
+            "raps_events_rejected_total",
+            "Floor events rejected, by source and reason",
+            ["source", "reason"],
+            registry=r,
+        )
+        self.floor_anomalies = Gauge(
+            "raps_floor_anomalies",
+            "Floor anomalies seen since start (card in elsewhere, ...)",
+            ["kind"],
+            registry=r,
+        )
+        self.ingest_lag = Gauge(
+            "raps_ingest_lag_seconds",
+            "Age of the newest applied event when it was applied",
+            ["source"],
+            registry=r,
+        )
+        self.link_up = Gauge(
+            "raps_source_link_up",
+            "1 when a floor source (SAS channel, Modbus gateway, "
+            "MQTT broker, simulator) is connected",
+            ["kind", "name"],
+            registry=r,
+        )
+        self.pool_size = Gauge(
+            "raps_pool_eligible_players",
+            "Eligible players by promotion, pool, area and tier",
+            ["promotion", "pool", "area", "tier"],
+            registry=r,
+        )
+        self.tracked_players = Gauge(
+            "raps_floor_tracked_players", "Players the floor state knows", registry=r
+        )
+        self.sessions = Gauge(
+            "raps_sessions", "Draw sessions by state", ["state", "rehearsal"], registry=r
+        )
+        self.draws = Counter(
+            "raps_draws_total",
+            "Draw commands, by pool and result (picked, no_eligible)",
+            ["pool", "result"],
+            registry=r,
+        )
+        self.picks = Counter(
+            "raps_picks_resolved_total",
+            "Picks by outcome (verified, awarded, no_show, void)",
+            ["pool", "outcome"],
+            registry=r,
+        )
+        self.claim_timer = Counter(
+            "raps_claim_timer_total",
+            "Claim windows that ended, by how (presented, expired)",
+            ["result"],
+            registry=r,
+        )
+        self.pick_latency = Histogram(
+            "raps_pick_latency_seconds",
+            "From draw command to a durable pick",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.journal_write = Histogram(
+            "raps_journal_write_seconds",
+            "Durable journal append (commit included)",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.journal_failures = Counter(
+            "raps_journal_write_failures_total", "Journal appends that failed", registry=r
+        )
+        self.journal_head = Gauge(
+            "raps_journal_head_seq", "Sequence number of the journal head", registry=r
+        )
+        self.ready = Gauge("raps_ready", "1 when storage and sources are up", registry=r)
+        self.start_time = Gauge(
+            "raps_start_time_seconds", "Unix time the daemon started", registry=r
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,1 @@
+"""Alembic migrations of the RAPS database (run by `raps.store.database.migrate`)."""

@@ -1,0 +1,482 @@
+"""The floor service: the core, its durable journal and its floor log, wired together.
+
+It owns the one `Floor` and the configured draw sessions.  Commands run one at a
+time (an asyncio lock): the core decides, the journal commits, and only then is the
+outcome returned or published, so nothing is shown that a crash could take back.
+On start it restores the floor (snapshot + replay) and every session from the
+journal, unsealing open sessions' seeds with the credential key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from raps.chain import Head
+from raps.config import Config
+from raps.logs import get_logger
+from raps.metrics import Metrics
+from raps.redact import mask_card
+from raps.seal import SeedSealer
+from raps.store.database import migrate
+from raps.store.floorlog import FloorLog
+from raps.store.journal import JournalStore
+from selector.events import AnyFloorEvent, PoolKind
+from selector.fairness import SEED_BYTES, commitment
+from selector.floor import Floor
+from selector.records import Actor, Record
+from selector.session import (
+    Command,
+    DrawSession,
+    Outcome,
+    Pick,
+    Prize,
+    PrizeKind,
+    SessionState,
+)
+
+DEDUPE_WINDOW = 200_000  # event ids remembered for duplicate suppression
+
+
+class Publisher(Protocol):
+    async def publish(self, topic: str, payload: dict[str, Any], retain: bool = False) -> None: ...
+
+
+class UnknownSession(KeyError):
+    pass
+
+
+class JournalUnavailable(RuntimeError):
+    """The journal could not commit; the command had no effect."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    outcome: Outcome
+    head: Head | None
+
+
+class Service:
+    def __init__(
+        self,
+        cfg: Config,
+        engine: AsyncEngine,
+        sealer: SeedSealer,
+        metrics: Metrics,
+        clock: Callable[[], datetime],
+        publisher: Publisher | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.engine = engine
+        self.sealer = sealer
+        self.metrics = metrics
+        self.clock = clock
+        self.publisher = publisher
+        self.log = get_logger(site=cfg.site.id)
+        self.floor = Floor(cfg.layout(), cfg.promotions(), cfg.earn_rules(), cfg.floor.idle_seconds)
+        self.journal = JournalStore(engine)
+        self.floorlog = FloorLog(engine)
+        self.sessions: dict[str, DrawSession] = {}
+        self.sources: dict[str, bool] = {}
+        self.storage_ok = False
+        self._lock = asyncio.Lock()
+        self._event_seq = 0
+        self._unflushed: list[tuple[int, float, AnyFloorEvent]] = []
+        self._seen: set[str] = set()
+        self._seen_order: deque[str] = deque()
+        self._rejection_burst: dict[tuple[str, str], float] = {}
+
+    # ------------------------------------------------------------------ startup
+
+    async def start(self) -> None:
+        await migrate(self.engine)
+        head = await self.journal.load_head()
+        replayed = await self._restore_floor()
+        await self._restore_sessions()
+        self.storage_ok = True
+        self.metrics.journal_head.set(head.seq if head else 0)
+        self.log.info(
+            "service started",
+            journal_head=str(head) if head else None,
+            floor_events_replayed=replayed,
+            sessions=len(self.sessions),
+        )
+
+    async def _restore_floor(self) -> int:
+        snap = await self.floorlog.latest_snapshot()
+        if snap is not None:
+            self._event_seq, body = snap
+            self.floor.restore(body)
+        replayed = 0
+        async for chunk in self.floorlog.events_after(self._event_seq):
+            for ev in chunk:
+                self._remember(ev.event_id)
+            self.floor.apply_many(chunk)
+            replayed += len(chunk)
+        self._event_seq = await self.floorlog.last_seq()
+        return replayed
+
+    async def _restore_sessions(self) -> None:
+        for sc in self.cfg.sessions:
+            rules = self.cfg.session_rules(sc)
+            span = await self.journal.session_range(sc.id)
+            if span is None:
+                self.sessions[sc.id] = DrawSession(
+                    sc.id, sc.promotion, self.floor, rules, rehearsal=sc.rehearsal
+                )
+                continue
+            entries = await self.journal.entries(*span)
+            records = [Record.from_dict(e.record) for e in entries]
+            records = [r for r in records if r.session_id == sc.id]
+            seed = await self._unseal(sc.id)
+            self.sessions[sc.id] = DrawSession.restore(
+                sc.id, sc.promotion, self.floor, rules, records, seed, rehearsal=sc.rehearsal
+            )
+        self._update_session_gauges()
+
+    async def _unseal(self, session_id: str) -> bytes | None:
+        sealed = await self.journal.sealed_seed(session_id)
+        if sealed is None:
+            return None
+        return self.sealer.unseal(session_id, *sealed)
+
+    # ------------------------------------------------------------------- ingest
+
+    def _remember(self, event_id: str) -> bool:
+        """False when the id was seen recently (a duplicate delivery)."""
+        if event_id in self._seen:
+            return False
+        self._seen.add(event_id)
+        self._seen_order.append(event_id)
+        if len(self._seen_order) > DEDUPE_WINDOW:
+            self._seen.discard(self._seen_order.popleft())
+        return True
+
+    def ingest(self, events: Sequence[AnyFloorEvent], source: str) -> int:
+        """Apply events from one source; returns how many were applied."""
+        now = self.clock().timestamp()
+        applied = 0
+        newest = 0.0
+        for ev in events:
+            if not self._remember(ev.event_id):
+                self.reject(source, "duplicate")
+                continue
+            reason = self.floor.apply(ev)
+            if reason is not None:
+                self.reject(source, reason, event_id=ev.event_id)
+                continue
+            self._event_seq += 1
+            self._unflushed.append((self._event_seq, now, ev))
+            applied += 1
+            newest = max(newest, ev.epoch)
+        if applied:
+            self.metrics.events_ingested.labels(source).inc(applied)
+            self.metrics.ingest_lag.labels(source).set(max(0.0, now - newest))
+        return applied
+
+    def reject(self, source: str, reason: str, **context: Any) -> None:
+        """Count a rejection; log the first of each burst (one line per 10 s per reason)."""
+        self.metrics.events_rejected.labels(source, reason).inc()
+        key = (source, reason)
+        now = time.monotonic()
+        if now - self._rejection_burst.get(key, -1e9) >= 10:
+            self._rejection_burst[key] = now
+            self.log.warning("event rejected", source=source, reason=reason, **context)
+
+    async def flush_events(self) -> None:
+        batch, self._unflushed = self._unflushed, []
+        try:
+            await self.floorlog.append(batch)
+        except Exception:
+            self._unflushed[:0] = batch  # keep them for the next try
+            self.storage_ok = False
+            self.log.exception("floor event log write failed")
+            raise
+        self.storage_ok = True
+
+    async def snapshot_floor(self) -> None:
+        await self.flush_events()
+        snap = self.floor.snapshot()  # no await between here and the seq: they agree
+        last = self._event_seq
+        await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap)
+
+    def update_pool_gauges(self) -> None:
+        self.metrics.pool_size.clear()
+        for promo in self.cfg.promotions():
+            for (kind, area, tier), n in self.floor.eligible_counts(promo.promotion_id).items():
+                self.metrics.pool_size.labels(promo.promotion_id, kind, area, tier).set(n)
+        self.metrics.tracked_players.set(self.floor.tracked_players)
+        self.metrics.floor_anomalies.clear()
+        for kind, n in self.floor.anomalies.items():
+            self.metrics.floor_anomalies.labels(kind).set(n)
+
+    def _update_session_gauges(self) -> None:
+        self.metrics.sessions.clear()
+        for s in self.sessions.values():
+            self.metrics.sessions.labels(s.state.value, str(s.rehearsal).lower()).inc()
+
+    # ----------------------------------------------------------------- commands
+
+    def session(self, session_id: str) -> DrawSession:
+        s = self.sessions.get(session_id)
+        if s is None:
+            raise UnknownSession(session_id)
+        return s
+
+    async def tick(self) -> None:
+        """Clock tick: idle players leave pools, claim windows that ran out become no-shows."""
+        now = self.clock()
+        self.floor.advance(now)
+        for s in self.sessions.values():
+            if s.state == SessionState.OPEN and any(p.deadline <= now for p in s.pending()):
+                async with self._lock:
+                    await self._journaled(s, partial(s.expire, now), None)
+
+    async def open(self, session_id: str, actor: Actor, command_id: str) -> CommandResult:
+        def action(s: DrawSession, cmd: Command) -> tuple[Outcome, Any]:
+            if s.answered(command_id) or s.state != SessionState.SCHEDULED:
+                return s.open(cmd, bytes(SEED_BYTES)), None  # a retry: replayed, or refused
+            seed = secrets.token_bytes(SEED_BYTES)
+            nonce, ciphertext = self.sealer.seal(session_id, seed)
+            outcome = s.open(cmd, seed)
+            return outcome, (session_id, commitment(seed), nonce, ciphertext)
+
+        return await self._command(session_id, actor, command_id, action)
+
+    async def draw(
+        self, session_id: str, actor: Actor, command_id: str, kind: PoolKind | str
+    ) -> CommandResult:
+        started = time.perf_counter()
+        result = await self._command(
+            session_id, actor, command_id, lambda s, cmd: (s.draw(cmd, kind), None)
+        )
+        if not result.outcome.replayed:
+            self.metrics.pick_latency.observe(time.perf_counter() - started)
+            picked = "no_eligible" if result.outcome.no_eligible else "picked"
+            self.metrics.draws.labels(PoolKind(kind).value, picked).inc()
+        return result
+
+    async def verify(
+        self, session_id: str, actor: Actor, command_id: str, pick: int
+    ) -> CommandResult:
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd: (s.verify(cmd, pick), None)
+        )
+
+    async def award(
+        self,
+        session_id: str,
+        actor: Actor,
+        command_id: str,
+        pick: int,
+        amount: int,
+        kind: str,
+        envelope: str,
+    ) -> CommandResult:
+        prize = Prize(amount, PrizeKind(kind), envelope)
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd: (s.award(cmd, pick, prize), None)
+        )
+
+    async def no_show(
+        self, session_id: str, actor: Actor, command_id: str, pick: int
+    ) -> CommandResult:
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd: (s.no_show(cmd, pick), None)
+        )
+
+    async def void(
+        self, session_id: str, actor: Actor, command_id: str, pick: int, reason: str
+    ) -> CommandResult:
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd: (s.void(cmd, pick, reason), None)
+        )
+
+    async def close(
+        self, session_id: str, actor: Actor, command_id: str, force: bool = False
+    ) -> CommandResult:
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd: (s.close(cmd, force), None)
+        )
+
+    async def _command(
+        self,
+        session_id: str,
+        actor: Actor,
+        command_id: str,
+        action: Callable[[DrawSession, Command], tuple[Outcome, Any]],
+    ) -> CommandResult:
+        async with self._lock:
+            s = self.session(session_id)
+            cmd = Command(command_id, actor, self.clock())
+            holder: dict[str, Any] = {}
+
+            def run() -> list[Record]:
+                start = len(s.records)
+                holder["outcome"], holder["sealed"] = action(s, cmd)
+                return s.records[start:]
+
+            await self._journaled(s, run, holder)
+            outcome: Outcome = holder["outcome"]
+            return CommandResult(outcome, self.journal.head)
+
+    async def _journaled(
+        self, s: DrawSession, run: Callable[[], list[Record]], holder: dict[str, Any] | None
+    ) -> None:
+        """Run a core step and commit its records; on a failed commit, undo it all."""
+        new = run()
+        if not new:
+            return
+        sealed = holder.get("sealed") if holder else None
+        started = time.perf_counter()
+        try:
+            await self.journal.append([r.to_dict() for r in new], sealed)
+        except Exception as e:
+            self.metrics.journal_failures.inc()
+            self.storage_ok = False
+            self.log.exception(
+                "journal write failed; session reloaded from the journal", session=s.session_id
+            )
+            await self._reload(s.session_id)
+            raise JournalUnavailable("the journal could not be written; nothing was drawn") from e
+        self.storage_ok = True
+        self.metrics.journal_write.observe(time.perf_counter() - started)
+        head = self.journal.head
+        self.metrics.journal_head.set(head.seq if head else 0)
+        self._count_outcomes(new)
+        self._update_session_gauges()
+        for rec in new:
+            self._log_record(rec)
+        await self._publish(s, new)
+
+    async def _reload(self, session_id: str) -> None:
+        sc = next(x for x in self.cfg.sessions if x.id == session_id)
+        await self.journal.load_head()
+        span = await self.journal.session_range(session_id)
+        records: list[Record] = []
+        if span is not None:
+            records = [Record.from_dict(e.record) for e in await self.journal.entries(*span)]
+            records = [r for r in records if r.session_id == session_id]
+        self.sessions[session_id] = DrawSession.restore(
+            session_id,
+            sc.promotion,
+            self.floor,
+            self.cfg.session_rules(sc),
+            records,
+            await self._unseal(session_id),
+            rehearsal=sc.rehearsal,
+        )
+
+    def _count_outcomes(self, records: Sequence[Record]) -> None:
+        outcome_of = {
+            "pick.verified": "verified",
+            "pick.awarded": "awarded",
+            "pick.no_show": "no_show",
+            "pick.voided": "void",
+        }
+        for r in records:
+            outcome = outcome_of.get(r.type)
+            if outcome:
+                self.metrics.picks.labels(r.data.get("kind", ""), outcome).inc()
+            if r.type == "pick.verified":
+                self.metrics.claim_timer.labels("presented").inc()
+            elif r.type == "pick.no_show" and r.data.get("by") == "claim_timer":
+                self.metrics.claim_timer.labels("expired").inc()
+
+    def _log_record(self, rec: Record) -> None:
+        # the log processor masks "card"; pools never go to the log
+        keys = ("pick", "kind", "slot", "attempt", "reason", "card")
+        fields: dict[str, Any] = {k: rec.data[k] for k in keys if k in rec.data}
+        self.log.info(
+            rec.type, session=rec.session_id, user=rec.actor.user, role=rec.actor.role, **fields
+        )
+
+    async def _publish(self, s: DrawSession, records: Sequence[Record]) -> None:
+        if self.publisher is None:
+            return
+        prefix = f"{self.cfg.mqtt.topic_prefix}/{self.cfg.site.id}/draws/{s.session_id}"
+        head = self.journal.head
+        head_payload = {
+            "session_id": s.session_id,
+            "seq": head.seq if head else 0,
+            "hash": head.hash if head else None,
+        }
+        try:
+            for rec in records:
+                await self.publisher.publish(f"{prefix}/events", public_record(rec))
+            await self.publisher.publish(f"{prefix}/head", head_payload, retain=True)
+            if s.state == SessionState.CLOSED:
+                await self.publisher.publish(
+                    f"{prefix}/summary", self.summary(s.session_id), retain=True
+                )
+        except Exception:  # the journal is the record; a broker outage must not stop draws
+            self.log.exception("publish failed", session=s.session_id)
+
+    # ------------------------------------------------------------------ reading
+
+    def summary(self, session_id: str) -> dict[str, Any]:
+        s = self.session(session_id)
+        head = self.journal.head
+        seed = s.revealed_seed
+        return {
+            "session_id": s.session_id,
+            "promotion_id": s.promotion_id,
+            "state": s.state.value,
+            "rehearsal": s.rehearsal,
+            "commitment": s.commitment,
+            "seed": seed.hex() if seed else None,
+            "quotas": {str(k): v for k, v in s.rules.quotas.items()},
+            "picks": [pick_view(p) for p in s.picks],
+            "journal_head": {"seq": head.seq, "hash": head.hash} if head else None,
+        }
+
+    async def stop(self) -> None:
+        """Graceful stop: wait for a command in flight, flush events, snapshot the floor."""
+        async with self._lock:
+            try:
+                await self.snapshot_floor()
+            except Exception:
+                self.log.exception("final floor snapshot failed")
+            await self.engine.dispose()
+
+
+def pick_view(p: Pick) -> dict[str, Any]:
+    """What screens may show of a pick: masked card, first name and initial, location."""
+    return {
+        "pick": p.number,
+        "kind": p.kind,
+        "slot": p.slot,
+        "attempt": p.attempt,
+        "state": p.state.value,
+        "display_name": p.display_name,
+        "tier": p.tier,
+        "card": mask_card(p.card),
+        "location": p.location.to_dict(),
+        "drawn_at": p.drawn_at.isoformat(),
+        "deadline": p.deadline.isoformat(),
+        "prize": None
+        if p.prize is None
+        else {"amount": p.prize.amount, "kind": p.prize.kind.value, "envelope": p.prize.envelope},
+        "void_reason": p.void_reason,
+        "pool_size": p.pool_size,
+        "pool_digest": p.pool_digest,
+    }
+
+
+def public_record(rec: Record) -> dict[str, Any]:
+    """A record as signage and other systems may see it: no pool, masked card."""
+    d = rec.to_dict()
+    data = {k: v for k, v in d["data"].items() if k != "pool"}
+    if "card" in data:
+        data["card"] = mask_card(data["card"])
+    d["data"] = data
+    return d

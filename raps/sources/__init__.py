@@ -1,0 +1,1 @@
+"""Floor sources the daemon runs in-process: each feeds FloorEvents to the service."""

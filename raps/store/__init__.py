@@ -1,0 +1,1 @@
+"""Storage through SQLAlchemy 2: SQLite (WAL) embedded, PostgreSQL in production."""

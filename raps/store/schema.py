@@ -1,0 +1,65 @@
+"""Tables of the RAPS database; Alembic migrations (raps/migrations) create them."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets 64-bit keys.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+journal = Table(
+    "journal",
+    metadata,
+    Column("seq", BigId, primary_key=True, autoincrement=False),
+    Column("session_id", String(128), nullable=False, index=True),
+    Column("type", String(64), nullable=False),
+    Column("at", String(40), nullable=False),
+    Column("record", Text, nullable=False),  # canonical JSON, hashed byte for byte
+    Column("prev", String(64), nullable=False),
+    Column("hash", String(64), nullable=False),
+)
+
+pool_snapshots = Table(
+    "pool_snapshots",
+    metadata,
+    Column("digest", String(64), primary_key=True),
+    Column("size", Integer, nullable=False),
+    Column("cards", Text, nullable=False),  # newline-joined, canonical order
+)
+
+sealed_seeds = Table(
+    "sealed_seeds",
+    metadata,
+    Column("session_id", String(128), primary_key=True),
+    Column("commitment", String(64), nullable=False),
+    Column("nonce", LargeBinary, nullable=False),
+    Column("ciphertext", LargeBinary, nullable=False),
+)
+
+floor_events = Table(
+    "floor_events",
+    metadata,
+    Column("seq", BigId, primary_key=True, autoincrement=True),
+    Column("received_at", Float, nullable=False),
+    Column("body", Text, nullable=False),  # raps.codec JSON of one FloorEvent
+)
+
+floor_snapshots = Table(
+    "floor_snapshots",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("taken_at", Float, nullable=False),
+    Column("last_event_seq", BigInteger, nullable=False),
+    Column("body", LargeBinary, nullable=False),  # zlib-compressed JSON of Floor.snapshot()
+)
