@@ -18,7 +18,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config)
     except ConfigError as e:
-        print(f"raps: {e}", file=sys.stderr)
+        print("raps: the config has problems:", file=sys.stderr)
+        print(str(e), file=sys.stderr)
         return 2
     ready = Path(args.ready_file) if args.ready_file else None
     run(cfg, create_key=args.create_key, ready_file=ready)
