@@ -6,7 +6,14 @@ daemons side by side and /metrics shows exactly what this service measures.
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -14,6 +21,8 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5
 class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry(auto_describe=True)
+        # the process's CPU, memory and open files, as raps_process_*
+        ProcessCollector(namespace="raps", registry=r)
         self.events_ingested = Counter(
             "raps_events_ingested_total",
             "Floor events applied to the core",

@@ -52,7 +52,6 @@ HARDENING = {
     "ProtectClock": "yes",
     "ProtectHostname": "yes",
     "ProtectProc": "invisible",
-    "ProcSubset": "pid",
     "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
     "RestrictNamespaces": "yes",
     "RestrictRealtime": "yes",
