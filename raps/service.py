@@ -163,25 +163,35 @@ class Service:
 
     def ingest(self, events: Sequence[AnyFloorEvent], source: str) -> int:
         """Apply events from one source; returns how many were applied."""
+        return sum(1 for reason in self.ingest_detailed(events, source) if reason is None)
+
+    def ingest_detailed(self, events: Sequence[AnyFloorEvent], source: str) -> list[str | None]:
+        """Apply events; per event None (applied) or the reason it was rejected.
+
+        A rejection is counted and logged here; adapters that must keep rejected
+        input (a dead-letter topic) use the reasons to forward it.
+        """
         now = self.clock().timestamp()
-        applied = 0
+        reasons: list[str | None] = []
         newest = 0.0
+        applied = 0
         for ev in events:
             if not self._remember(ev.event_id):
-                self.reject(source, "duplicate")
-                continue
-            reason = self.floor.apply(ev)
+                reason: str | None = "duplicate"
+            else:
+                reason = self.floor.apply(ev)
             if reason is not None:
                 self.reject(source, reason, event_id=ev.event_id)
-                continue
-            self._event_seq += 1
-            self._unflushed.append((self._event_seq, now, ev))
-            applied += 1
-            newest = max(newest, ev.epoch)
+            else:
+                self._event_seq += 1
+                self._unflushed.append((self._event_seq, now, ev))
+                applied += 1
+                newest = max(newest, ev.epoch)
+            reasons.append(reason)
         if applied:
             self.metrics.events_ingested.labels(source).inc(applied)
             self.metrics.ingest_lag.labels(source).set(max(0.0, now - newest))
-        return applied
+        return reasons
 
     def reject(self, source: str, reason: str, **context: Any) -> None:
         """Count a rejection; log the first of each burst (one line per 10 s per reason)."""
