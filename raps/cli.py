@@ -14,6 +14,7 @@ from raps.config import ConfigError, hash_secret, load_config
 
 def cmd_run(args: argparse.Namespace) -> int:
     from raps.daemon import run
+    from raps.seal import SealError
 
     try:
         cfg = load_config(args.config)
@@ -22,7 +23,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(str(e), file=sys.stderr)
         return 2
     ready = Path(args.ready_file) if args.ready_file else None
-    run(cfg, create_key=args.create_key, ready_file=ready)
+    try:
+        run(cfg, create_key=args.create_key, ready_file=ready)
+    except SealError as e:
+        print(f"raps: {e} (first setup: raps run --create-key, or see docs/systemd.md)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     return 0
 
 

@@ -510,6 +510,7 @@ class SimulateConfig(_Model):
     players: int = Field(gt=0)
     events_per_second: float = Field(default=20.0, gt=0)
     seed: int | None = None
+    warmup_seconds: float = Field(default=1200.0, ge=0)
 
 
 def _str_or_int(v: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 import signal
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -111,17 +112,20 @@ class Daemon:
             sim_cfg = cfg.floor.simulate
             layout = cfg.layout()
 
+            play_seed = sim_cfg.seed if sim_cfg.seed is not None else secrets.randbits(32)
+
             def make_sim(start: datetime) -> FloorSimulator:
                 return FloorSimulator(
                     layout,
                     sim_cfg.players,
                     start,
-                    seed=sim_cfg.seed if sim_cfg.seed is not None else 1,
+                    seed=play_seed,
                     events_per_second=sim_cfg.events_per_second,
                     source=f"sim{int(start.timestamp())}",
                 )
 
-            source = SimulatedFloor(service, make_sim, self.clock, timedelta(minutes=20))
+            warmup = timedelta(seconds=sim_cfg.warmup_seconds)
+            source = SimulatedFloor(service, make_sim, self.clock, warmup)
             spawn(source.run(), "simulator")
         spawn(self._every(TICK_SECONDS, service.tick), "tick")
         spawn(self._every(cfg.storage.event_flush_seconds, service.flush_events), "flush")

@@ -61,58 +61,89 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
     session_id = recs[0]["session_id"]
 
     states: dict[int, tuple[str, str, str, int]] = {}  # pick -> (card, kind, state, slot)
-    failed: dict[int, list[str]] = {}  # pick -> cards removed by a failed re-check
+    # pick -> (card, pool digest) of each failed re-check before the pick's outcome
+    failed: dict[int, list[tuple[str, str]]] = {}
     expected_pick = 1
     for i, r in enumerate(recs):
-        d = r["data"]
-        t = r["type"]
-        if r["session_id"] != session_id:
-            bad.append(Mismatch(i, None, "record belongs to another session"))
-            continue
-        if t == "pick.recheck_failed":
-            failed.setdefault(d["pick"], []).append(d["card"])
-        elif t in ("pick.drawn", "pick.no_eligible"):
-            n = d["pick"]
-            if t == "pick.drawn" and n != expected_pick:
-                bad.append(Mismatch(i, n, f"pick number {n}, expected {expected_pick}"))
-            if t == "pick.drawn":
-                expected_pick = n + 1
-                bad.extend(
-                    _check_pick(
-                        i,
-                        d,
-                        seed,
-                        session_id,
-                        states,
-                        failed.get(n, []),
-                        exclude_no_shows,
-                        exclude_voided,
-                    )
-                )
-                states[n] = (d["card"], d["kind"], "pending", d["slot"])
-                filled = sum(
-                    1
-                    for card, k, s, _ in states.values()
-                    if k == d["kind"] and s in ("pending", "verified", "awarded")
-                )
-                if filled > quotas.get(d["kind"], 0):
-                    bad.append(
-                        Mismatch(i, n, f"{d['kind']} quota {quotas.get(d['kind'])} exceeded")
-                    )
-        elif t in ("pick.verified", "pick.awarded", "pick.no_show", "pick.voided"):
-            n = d["pick"]
-            if n not in states:
-                bad.append(Mismatch(i, n, f"{t} for a pick that was never drawn"))
-                continue
-            card, kind, _, slot = states[n]
-            new = {
-                "pick.verified": "verified",
-                "pick.awarded": "awarded",
-                "pick.no_show": "no_show",
-                "pick.voided": "void",
-            }[t]
-            states[n] = (card, kind, new, slot)
+        try:
+            expected_pick = _check_record(
+                i,
+                r,
+                bad,
+                seed,
+                session_id,
+                states,
+                failed,
+                expected_pick,
+                quotas,
+                exclude_no_shows,
+                exclude_voided,
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            pick = r.get("data", {}).get("pick") if isinstance(r, dict) else None
+            bad.append(Mismatch(i, pick, f"malformed {r.get('type')!r} record: {e!r}"))
     return bad
+
+
+def _check_record(
+    i: int,
+    r: dict[str, Any],
+    bad: list[Mismatch],
+    seed: bytes,
+    session_id: str,
+    states: dict[int, tuple[str, str, str, int]],
+    failed: dict[int, list[tuple[str, str]]],
+    expected_pick: int,
+    quotas: dict[str, int],
+    exclude_no_shows: bool,
+    exclude_voided: bool,
+) -> int:
+    """Check one record against the replayed session; returns the next expected pick."""
+    d = r["data"]
+    t = r["type"]
+    if r["session_id"] != session_id:
+        bad.append(Mismatch(i, None, "record belongs to another session"))
+        return expected_pick
+    if t == "pick.recheck_failed":
+        failed.setdefault(d["pick"], []).append((d["card"], d["pool_digest"]))
+    elif t == "pick.no_eligible":
+        # re-checks of this attempt drew from pools that shrank to nothing
+        bad.extend(
+            _check_rechecks(i, d["pick"], d, seed, session_id, [], failed.pop(d["pick"], []))
+        )
+    elif t == "pick.drawn":
+        n = int(d["pick"])
+        if n != expected_pick:
+            bad.append(Mismatch(i, n, f"pick number {n}, expected {expected_pick}"))
+        removed = failed.pop(n, [])
+        bad.extend(
+            _check_pick(i, d, seed, session_id, states, removed, exclude_no_shows, exclude_voided)
+        )
+        states[n] = (d["card"], d["kind"], "pending", d["slot"])
+        filled = sum(
+            1
+            for _c, k, s, _ in states.values()
+            if k == d["kind"] and s in ("pending", "verified", "awarded")
+        )
+        if filled > quotas.get(d["kind"], 0):
+            bad.append(Mismatch(i, n, f"{d['kind']} quota {quotas.get(d['kind'])} exceeded"))
+        return n + 1
+    elif t in _RESOLVED:
+        n = d["pick"]
+        if n not in states:
+            bad.append(Mismatch(i, n, f"{t} for a pick that was never drawn"))
+            return expected_pick
+        card, kind, _, slot = states[n]
+        states[n] = (card, kind, _RESOLVED[t], slot)
+    return expected_pick
+
+
+_RESOLVED = {
+    "pick.verified": "verified",
+    "pick.awarded": "awarded",
+    "pick.no_show": "no_show",
+    "pick.voided": "void",
+}
 
 
 def _barred(
@@ -132,7 +163,7 @@ def _check_pick(
     seed: bytes,
     session_id: str,
     states: dict[int, tuple[str, str, str, int]],
-    removed: list[str],
+    removed: list[tuple[str, str]],
     exclude_no_shows: bool,
     exclude_voided: bool,
 ) -> list[Mismatch]:
@@ -149,13 +180,7 @@ def _check_pick(
     barred = _barred(states, exclude_no_shows, exclude_voided)
     if barred & set(pool):
         bad.append(Mismatch(i, n, f"barred player(s) in the pool: {len(barred & set(pool))}"))
-    # re-checks that failed drew from the pool with the removed cards still in it
-    full = sorted(set(pool) | set(removed))
-    for card in removed:
-        idx, _ = pick_index(seed, session_id, n, d["attempt"], pool_digest(full), len(full))
-        if full[idx] != card:
-            bad.append(Mismatch(i, n, f"failed re-check named {card}, seed gives {full[idx]}"))
-        full.remove(card)
+    bad += _check_rechecks(i, n, d, seed, session_id, pool, removed)
     if not pool:
         return [*bad, Mismatch(i, n, "pick drawn from an empty pool")]
     index, _ = pick_index(seed, session_id, n, d["attempt"], digest, len(pool))
@@ -163,4 +188,30 @@ def _check_pick(
         bad.append(Mismatch(i, n, f"index {d['index']} recorded, seed gives {index}"))
     if pool[index] != d["card"]:
         bad.append(Mismatch(i, n, f"winner {d['card']} recorded, seed gives {pool[index]}"))
+    return bad
+
+
+def _check_rechecks(
+    i: int,
+    n: int,
+    d: dict[str, Any],
+    seed: bytes,
+    session_id: str,
+    pool: list[str],
+    removed: list[tuple[str, str]],
+) -> list[Mismatch]:
+    """Failed re-checks drew from the final pool with the removed cards still in it."""
+    bad: list[Mismatch] = []
+    in_pool = set(pool)
+    full = sorted(in_pool | {card for card, _ in removed})
+    for card, digest in removed:
+        if card in in_pool:
+            bad.append(Mismatch(i, n, f"{card} failed its re-check but is in the final pool"))
+            continue
+        if pool_digest(full) != digest:
+            bad.append(Mismatch(i, n, f"failed re-check of {card}: pool digest does not match"))
+        idx, _ = pick_index(seed, session_id, n, d["attempt"], pool_digest(full), len(full))
+        if full[idx] != card:
+            bad.append(Mismatch(i, n, f"failed re-check named {card}, seed gives {full[idx]}"))
+        full.remove(card)
     return bad
