@@ -39,6 +39,12 @@ class MachineStatus(StrEnum):
     OUT_OF_SERVICE = "out_of_service"
 
 
+def check_card(event_id: str, card: str) -> None:
+    """A card id is printable and has no whitespace: pools are hashed newline-joined."""
+    if not card or not card.isprintable() or any(c.isspace() for c in card):
+        raise ValueError(f"event {event_id!r}: card id {card!r} must be printable, no spaces")
+
+
 class PoolKind(StrEnum):
     """Where a player is playing: each promotion keeps one pool per kind."""
 
@@ -69,11 +75,19 @@ class CardInserted(FloorEvent):
     machine: str
     card: str
 
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CardRemoved(FloorEvent):
     machine: str
     card: str
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,6 +119,7 @@ class TableRatingOpened(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
         if self.average_bet < 0:
             raise ValueError(f"event {self.event_id!r}: average_bet must be >= 0")
 
@@ -121,6 +136,7 @@ class TableRatingUpdated(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
         if self.average_bet < 0 or not (math.isfinite(self.minutes) and self.minutes >= 0):
             raise ValueError(
                 f"event {self.event_id!r}: average_bet and minutes must be finite and >= 0"
@@ -139,6 +155,7 @@ class TableRatingClosed(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
         if self.average_bet < 0 or not (math.isfinite(self.minutes) and self.minutes >= 0):
             raise ValueError(
                 f"event {self.event_id!r}: average_bet and minutes must be finite and >= 0"
@@ -154,6 +171,7 @@ class PointsEarned(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
         if not math.isfinite(self.points):
             raise ValueError(f"event {self.event_id!r}: points must be a finite number")
 
@@ -168,6 +186,10 @@ class PlayerUpserted(FloorEvent):
     age_verified: bool
     exclusions: frozenset[Exclusion] = field(default_factory=frozenset)
     block_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
 
 
 AnyFloorEvent = (

@@ -44,6 +44,8 @@ TABLES = PoolKind.TABLES.value
 ELIGIBLE = "eligible"
 _MILLI = 1000
 _EXCLUSION_ORDER = tuple(Exclusion)
+_OUT_OF_SERVICE = MachineStatus.OUT_OF_SERVICE  # a module constant: enum lookups are slow
+_NO_EXCLUSIONS: frozenset[Exclusion] = frozenset()
 _IDLE_TIMER = 0  # the player's last game is older than the idle limit
 _RECHECK_TIMER = 1  # the player may have reached the minimum active time
 
@@ -164,6 +166,7 @@ class Floor:
         self._table_rates = {tid: self.earn.table_rate(t) for tid, t in layout.tables.items()}
         self._seats: dict[tuple[str, int], _Rating] = {}
         self._closed: dict[tuple[str, int], _Rating] = {}  # last closed rating per seat
+        self._statuses: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
         self._players: dict[str, _Player] = {}
         self._timers: list[tuple[float, str, int]] = []
         self.now = 0.0
@@ -280,7 +283,7 @@ class Floor:
             p.last_game = epoch
         if (
             not p.active
-            and m.status != MachineStatus.OUT_OF_SERVICE
+            and m.status is not _OUT_OF_SERVICE
             and self.now - epoch < self.idle_seconds
         ):
             p.active = True
@@ -526,7 +529,7 @@ class Floor:
             tier=ev.tier,
             display_name=ev.display_name,
             age_verified=ev.age_verified,
-            exclusions=ev.exclusions,
+            exclusions=ev.exclusions or _NO_EXCLUSIONS,  # one shared empty set: memory
             block_reason=ev.block_reason,
         )
         self._evaluate(p)
@@ -579,7 +582,9 @@ class Floor:
         for st in self._promos.values():
             new: tuple[str, str, str, str] | None = None
             if kind is not None and kind in st.promo.pool_kinds:
-                new = (kind, area, tier, self._reason(p, st, area))
+                status = (kind, area, tier, self._reason(p, st, area))
+                # few distinct statuses exist: share one tuple each (memory per player)
+                new = self._statuses.setdefault(status, status)
             old = st.status.get(card)
             if new == old:
                 continue

@@ -253,7 +253,9 @@ class DrawSession:
         floor.advance(cmd.at)
         pool = floor.pool(self.promotion_id, kind)
         barred = self.barred()
-        candidates = [c for c in pool if c not in barred] if barred else list(pool)
+        candidates = list(pool)  # a plain copy is fast; the barred few are cut out by bisect
+        for index in sorted((pool.index(c) for c in barred if c in pool), reverse=True):
+            del candidates[index]
         left_out = dict(floor.left_out_counts(self.promotion_id, kind))
         for card, reason in barred.items():
             if card in pool:  # only those the floor would otherwise have offered
