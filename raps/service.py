@@ -94,6 +94,7 @@ class Service:
         self._seen: set[str] = set()
         self._seen_order: deque[str] = deque()
         self._rejection_burst: dict[tuple[str, str], float] = {}
+        self._listeners: set[asyncio.Queue[str]] = set()
 
     # ------------------------------------------------------------------ startup
 
@@ -366,6 +367,7 @@ class Service:
         self._update_session_gauges()
         for rec in new:
             self._log_record(rec)
+        self._notify(s.session_id)
         await self._publish(s, new)
 
     async def _reload(self, session_id: str) -> None:
@@ -430,6 +432,23 @@ class Service:
                 )
         except Exception:  # the journal is the record; a broker outage must not stop draws
             self.log.exception("publish failed", session=s.session_id)
+
+    # ------------------------------------------------------------ live updates
+
+    def subscribe(self) -> asyncio.Queue[str]:
+        """A queue that receives the id of every session whose journal just grew."""
+        q: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
+        self._listeners.add(q)
+        return q
+
+    def unsubscribe(self, q: asyncio.Queue[str]) -> None:
+        self._listeners.discard(q)
+
+    def _notify(self, session_id: str) -> None:
+        for q in self._listeners:
+            if q.full():  # a stalled screen must not hold the service back
+                continue
+            q.put_nowait(session_id)
 
     # ------------------------------------------------------------------ reading
 
