@@ -64,7 +64,10 @@ class Metrics:
             "raps_floor_tracked_players", "Players the floor state knows", registry=r
         )
         self.sessions = Gauge(
-            "raps_sessions", "Draw sessions by state", ["state", "rehearsal"], registry=r
+            "raps_sessions",
+            "Draw sessions by promotion and state",
+            ["promotion", "state", "rehearsal"],
+            registry=r,
         )
         self.draws = Counter(
             "raps_draws_total",
@@ -82,6 +85,19 @@ class Metrics:
             "raps_claim_timer_total",
             "Claim windows that ended, by how (presented, expired)",
             ["result"],
+            registry=r,
+        )
+        self.claim_seconds = Histogram(
+            "raps_claim_seconds",
+            "From a pick being drawn to the winner being verified",
+            ["pool"],
+            buckets=(5, 10, 15, 20, 30, 45, 60, 75, 90, 120),
+            registry=r,
+        )
+        self.source_last_event = Gauge(
+            "raps_source_last_event_timestamp_seconds",
+            "Unix time of the newest event applied from a source (stalls show here)",
+            ["source"],
             registry=r,
         )
         self.pick_latency = Histogram(
@@ -106,6 +122,16 @@ class Metrics:
         self.start_time = Gauge(
             "raps_start_time_seconds", "Unix time the daemon started", registry=r
         )
+
+    def start_at_zero(self) -> None:
+        """Create labelled series at 0, so increase() also counts their first event."""
+        for pool in ("slots", "tables"):
+            for result in ("picked", "no_eligible"):
+                self.draws.labels(pool, result)
+            for outcome in ("verified", "awarded", "no_show", "void"):
+                self.picks.labels(pool, outcome)
+        for result in ("presented", "expired"):
+            self.claim_timer.labels(result)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -95,6 +95,7 @@ class Service:
         self._seen_order: deque[str] = deque()
         self._rejection_burst: dict[tuple[str, str], float] = {}
         self._listeners: set[asyncio.Queue[str]] = set()
+        metrics.start_at_zero()
 
     # ------------------------------------------------------------------ startup
 
@@ -192,6 +193,7 @@ class Service:
         if applied:
             self.metrics.events_ingested.labels(source).inc(applied)
             self.metrics.ingest_lag.labels(source).set(max(0.0, now - newest))
+            self.metrics.source_last_event.labels(source).set(newest)
         return reasons
 
     def reject(self, source: str, reason: str, **context: Any) -> None:
@@ -220,7 +222,13 @@ class Service:
         last = self._event_seq
         await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap)
 
+    def ready(self) -> tuple[bool, list[str]]:
+        """Ready when storage works and every source is up; the sources that are down."""
+        down = [name for name, up in self.sources.items() if not up]
+        return self.storage_ok and not down, down
+
     def update_pool_gauges(self) -> None:
+        self.metrics.ready.set(1 if self.ready()[0] else 0)
         self.metrics.pool_size.clear()
         for promo in self.cfg.promotions():
             for (kind, area, tier), n in self.floor.eligible_counts(promo.promotion_id).items():
@@ -233,7 +241,8 @@ class Service:
     def _update_session_gauges(self) -> None:
         self.metrics.sessions.clear()
         for s in self.sessions.values():
-            self.metrics.sessions.labels(s.state.value, str(s.rehearsal).lower()).inc()
+            rehearsal = str(s.rehearsal).lower()
+            self.metrics.sessions.labels(s.promotion_id, s.state.value, rehearsal).inc()
 
     # ----------------------------------------------------------------- commands
 
@@ -363,7 +372,7 @@ class Service:
         self.metrics.journal_write.observe(time.perf_counter() - started)
         head = self.journal.head
         self.metrics.journal_head.set(head.seq if head else 0)
-        self._count_outcomes(new)
+        self._count_outcomes(s, new)
         self._update_session_gauges()
         for rec in new:
             self._log_record(rec)
@@ -388,7 +397,7 @@ class Service:
             rehearsal=sc.rehearsal,
         )
 
-    def _count_outcomes(self, records: Sequence[Record]) -> None:
+    def _count_outcomes(self, s: DrawSession, records: Sequence[Record]) -> None:
         outcome_of = {
             "pick.verified": "verified",
             "pick.awarded": "awarded",
@@ -401,6 +410,9 @@ class Service:
                 self.metrics.picks.labels(r.data.get("kind", ""), outcome).inc()
             if r.type == "pick.verified":
                 self.metrics.claim_timer.labels("presented").inc()
+                pick = s.picks[r.data["pick"] - 1]
+                waited = (r.at - pick.drawn_at).total_seconds()
+                self.metrics.claim_seconds.labels(pick.kind).observe(waited)
             elif r.type == "pick.no_show" and r.data.get("by") == "claim_timer":
                 self.metrics.claim_timer.labels("expired").inc()
 
