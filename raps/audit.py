@@ -52,22 +52,36 @@ class Report:
         return out
 
 
-def check(entries: list[Entry], records: list[dict[str, Any]], head: Head | None) -> Report:
-    """Verify entries (with their records, pools included) against an optional head."""
+def check(
+    entries: list[Entry],
+    records: list[dict[str, Any]],
+    head: Head | None,
+    from_genesis: bool = False,
+) -> Report:
+    """Verify entries (with their records, pools included) against an optional head.
+
+    `from_genesis`: the entries are a whole journal (a database), which must start at
+    entry 1; an export may be any contiguous range of it.
+    """
     rep = Report(entries=len(entries))
     if entries:
         rep.first_seq = entries[0].seq
         rep.last = Head(entries[-1].seq, entries[-1].hash)
-    rep.chain_error = check_chain(entries, head)
+    rep.chain_error = check_chain(entries, head, from_genesis)
     if head is not None and not entries:
         rep.chain_error = f"journal is empty, but the published head is {head.seq}"
     by_session: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        by_session.setdefault(r["session_id"], []).append(r)
+        if r.get("type") == "damaged":
+            continue  # its entry fails the chain check, which names it
+        by_session.setdefault(str(r.get("session_id")), []).append(r)
     for sid, recs in by_session.items():
-        if any(r["type"] == "session.closed" for r in recs):
-            rep.sessions[sid] = [str(m) for m in verify_session(recs)]
-            rep.picks += sum(1 for r in recs if r["type"] == "pick.drawn")
+        if any(r.get("type") == "session.closed" for r in recs):
+            try:
+                rep.sessions[sid] = [str(m) for m in verify_session(recs)]
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+                rep.sessions[sid] = [f"records cannot be read: {e!r}"]
+            rep.picks += sum(1 for r in recs if r.get("type") == "pick.drawn")
         else:
             rep.open_sessions.append(sid)
     return rep

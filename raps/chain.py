@@ -80,16 +80,22 @@ def link(records: Iterable[dict[str, Any]], head: Head | None) -> Iterator[Entry
         prev = digest
 
 
-def check_chain(entries: Sequence[Entry], expect_head: Head | None = None) -> str | None:
+def check_chain(
+    entries: Sequence[Entry], expect_head: Head | None = None, from_genesis: bool = False
+) -> str | None:
     """None when the entries form an unbroken chain (reaching expect_head if given);
-    otherwise a message naming the first bad entry."""
+    otherwise a message naming the first bad entry.
+
+    A whole journal (a database) must start at entry 1 from the genesis hash; an
+    export is a contiguous range and may start anywhere (`from_genesis=False`).
+    """
     prev: str | None = None
     last: Entry | None = None
-    expected_seq: int | None = None
+    expected_seq: int | None = 1 if from_genesis else None
     for e in entries:
         if expected_seq is not None and e.seq != expected_seq:
             return f"entry {e.seq}: expected seq {expected_seq} (entries missing or reordered)"
-        if expected_seq is None and e.seq == 1 and e.prev != GENESIS:
+        if e.seq == 1 and e.prev != GENESIS:
             return "entry 1: does not start from the genesis hash"
         if prev is not None and e.prev != prev:
             return f"entry {e.seq}: previous-hash link broken"

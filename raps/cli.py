@@ -48,8 +48,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"raps verify: {e}", file=sys.stderr)
         return 2
     source = args.journal
+    whole = "://" in source  # a database holds the whole journal, from entry 1
     try:
-        if "://" in source:
+        if whole:
             entries, records = asyncio.run(read_database(source))
         else:
             path = Path(source)
@@ -60,7 +61,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"raps verify: {e}", file=sys.stderr)
         return 1
-    report = check(entries, records, head)
+    report = check(entries, records, head, from_genesis=whole)
     for line in report.lines():
         print(line)
     return 0 if report.ok else 1

@@ -180,7 +180,7 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
             await asyncio.sleep(0.5)
         await asyncio.sleep(5)  # let the floor play a little
         await DemoMarketing(client, session_id).run(print)
-    report = check(*await read_database(cfg.storage.url), None)
+    report = check(*await read_database(cfg.storage.url), None, from_genesis=True)
     for line in report.lines():
         print(line)
     code = 0 if report.ok else 1

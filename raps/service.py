@@ -25,7 +25,7 @@ from raps.chain import Head
 from raps.config import Config
 from raps.logs import get_logger
 from raps.metrics import Metrics
-from raps.redact import mask_card
+from raps.redact import mask_card, short_name
 from raps.seal import SeedSealer
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
@@ -336,6 +336,9 @@ class Service:
         action: Callable[[DrawSession, Command], tuple[Outcome, Any]],
     ) -> CommandResult:
         async with self._lock:
+            self.session(session_id)
+            if not self.storage_ok:
+                await self._resync(session_id)
             s = self.session(session_id)
             cmd = Command(command_id, actor, self.clock())
             holder: dict[str, Any] = {}
@@ -353,6 +356,7 @@ class Service:
         self, s: DrawSession, run: Callable[[], list[Record]], holder: dict[str, Any] | None
     ) -> None:
         """Run a core step and commit its records; on a failed commit, undo it all."""
+        keep = len(s.records)
         new = run()
         if not new:
             return
@@ -363,11 +367,14 @@ class Service:
         except Exception as e:
             self.metrics.journal_failures.inc()
             self.storage_ok = False
-            self.log.exception(
-                "journal write failed; session reloaded from the journal", session=s.session_id
+            # no exc_info: a driver's message may quote the statement it failed on
+            self.log.error(
+                "journal write failed; the command is undone",
+                session=s.session_id,
+                error=type(e).__name__,
             )
-            await self._reload(s.session_id)
-            raise JournalUnavailable("the journal could not be written; nothing was drawn") from e
+            self.sessions[s.session_id] = s.rolled_back(keep)
+            raise JournalUnavailable("the journal could not be written; nothing was done") from e
         self.storage_ok = True
         self.metrics.journal_write.observe(time.perf_counter() - started)
         head = self.journal.head
@@ -378,6 +385,16 @@ class Service:
             self._log_record(rec)
         self._notify(s.session_id)
         await self._publish(s, new)
+
+    async def _resync(self, session_id: str) -> None:
+        """After a storage failure the journal is the truth: reload the session from it
+        (a commit that failed late may still have landed)."""
+        try:
+            await self._reload(session_id)
+        except Exception as e:
+            self.log.error("storage still unavailable", session=session_id, error=type(e).__name__)
+            raise JournalUnavailable("the journal cannot be read; try again shortly") from e
+        self.storage_ok = True
 
     async def _reload(self, session_id: str) -> None:
         sc = next(x for x in self.cfg.sessions if x.id == session_id)
@@ -498,7 +515,7 @@ def pick_view(p: Pick) -> dict[str, Any]:
         "slot": p.slot,
         "attempt": p.attempt,
         "state": p.state.value,
-        "display_name": p.display_name,
+        "display_name": short_name(p.display_name),
         "tier": p.tier,
         "card": mask_card(p.card),
         "location": p.location.to_dict(),
@@ -519,5 +536,7 @@ def public_record(rec: Record) -> dict[str, Any]:
     data = {k: v for k, v in d["data"].items() if k != "pool"}
     if "card" in data:
         data["card"] = mask_card(data["card"])
+    if "display_name" in data:
+        data["display_name"] = short_name(data["display_name"])
     d["data"] = data
     return d

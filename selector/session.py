@@ -539,6 +539,15 @@ class DrawSession:
             s._done[cid] = _Done(s._fingerprint(recs), s._outcome(recs))
         return s
 
+    def rolled_back(self, keep: int) -> DrawSession:
+        """This session as it was after its first `keep` records (an undone command)."""
+        records = self.records[:keep]
+        opened = any(r.type == "session.opened" for r in records)
+        return DrawSession.restore(
+            self.session_id, self.promotion_id, self.floor, self.rules, records,
+            self._seed if opened else None, rehearsal=self.rehearsal,
+        )  # fmt: skip
+
     def _replay(self, rec: Record) -> None:
         d = rec.data
         t = rec.type

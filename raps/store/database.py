@@ -41,7 +41,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def open_engine(url: str) -> AsyncEngine:
-    engine = create_async_engine(async_url(url), pool_pre_ping=True)
+    # hide_parameters: errors and logs never quote a statement's values (card numbers)
+    engine = create_async_engine(async_url(url), pool_pre_ping=True, hide_parameters=True)
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine

@@ -144,13 +144,23 @@ class JournalStore:
 
 async def with_pools(store: JournalStore, entries: Sequence[Entry]) -> list[dict[str, Any]]:
     """Records of entries with each pick's pool put back (as the core emitted them)."""
-    records = [e.record for e in entries]
-    digests = [r["data"]["pool_digest"] for r in records if r["type"] == "pick.drawn"]
-    pools = await store.pools(digests)
-    for r in records:
-        if r["type"] == "pick.drawn":
-            r["data"]["pool"] = pools.get(r["data"]["pool_digest"], [])
+    records = [_parse(e) for e in entries]
+    drawn = [r["data"] for r in records if r.get("type") == "pick.drawn"]
+    pools = await store.pools([str(d.get("pool_digest")) for d in drawn])
+    for d in drawn:
+        d["pool"] = pools.get(str(d.get("pool_digest")), [])
     return records
+
+
+def _parse(entry: Entry) -> dict[str, Any]:
+    """An entry's record; a damaged one becomes an empty shell (the chain names it)."""
+    try:
+        rec = entry.record
+    except ValueError:
+        rec = None
+    if not isinstance(rec, dict) or not isinstance(rec.get("data"), dict):
+        return {"type": "damaged", "session_id": "", "data": {}}
+    return rec
 
 
 def export_lines(entries: Sequence[Entry], records: Sequence[dict[str, Any]]) -> list[str]:
