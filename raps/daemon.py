@@ -147,6 +147,7 @@ class Daemon:
 
     async def _gauges(self) -> None:
         assert self.service is not None
+        await self.service.probe_storage()
         self.service.update_pool_gauges()
 
     def _write_ready(self, port: int) -> None:

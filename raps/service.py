@@ -19,6 +19,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Protocol
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raps.chain import Head
@@ -95,6 +96,8 @@ class Service:
         self._seen_order: deque[str] = deque()
         self._rejection_burst: dict[tuple[str, str], float] = {}
         self._listeners: set[asyncio.Queue[str]] = set()
+        # sessions whose last commit failed: the journal, not memory, decides their state
+        self._needs_resync: set[str] = set()
         metrics.start_at_zero()
 
     # ------------------------------------------------------------------ startup
@@ -222,6 +225,24 @@ class Service:
         last = self._event_seq
         await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap)
 
+    async def probe_storage(self, timeout: float = 2.0) -> bool:
+        """Ask the database directly: a quiet floor writes nothing that would notice."""
+        try:
+            async with asyncio.timeout(timeout), self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as e:
+            if self.storage_ok:
+                self.log.error("storage unreachable", error=type(e).__name__)
+            self.storage_ok = False
+        else:
+            self.storage_ok = True
+        return self.storage_ok
+
+    async def check_ready(self) -> tuple[bool, list[str]]:
+        """Readiness with a fresh look at storage (for /readyz)."""
+        await self.probe_storage()
+        return self.ready()
+
     def ready(self) -> tuple[bool, list[str]]:
         """Ready when storage works and every source is up; the sources that are down."""
         down = [name for name, up in self.sources.items() if not up]
@@ -337,7 +358,7 @@ class Service:
     ) -> CommandResult:
         async with self._lock:
             self.session(session_id)
-            if not self.storage_ok:
+            if session_id in self._needs_resync:
                 await self._resync(session_id)
             s = self.session(session_id)
             cmd = Command(command_id, actor, self.clock())
@@ -374,6 +395,7 @@ class Service:
                 error=type(e).__name__,
             )
             self.sessions[s.session_id] = s.rolled_back(keep)
+            self._needs_resync.add(s.session_id)
             raise JournalUnavailable("the journal could not be written; nothing was done") from e
         self.storage_ok = True
         self.metrics.journal_write.observe(time.perf_counter() - started)
@@ -394,6 +416,7 @@ class Service:
         except Exception as e:
             self.log.error("storage still unavailable", session=session_id, error=type(e).__name__)
             raise JournalUnavailable("the journal cannot be read; try again shortly") from e
+        self._needs_resync.discard(session_id)
         self.storage_ok = True
 
     async def _reload(self, session_id: str) -> None:

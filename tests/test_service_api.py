@@ -370,7 +370,7 @@ async def test_a_refused_journal_write_is_a_503_and_draws_nothing(env: Env) -> N
     await reject_journal_writes(env.service)
     r = await env.hh.post("draw", "draw-2", kind="slots")
     assert r.status_code == 503, r.text
-    assert "nothing was drawn" in r.json()["detail"]
+    assert "nothing was done" in r.json()["detail"]
     assert await env.hh.summary() == before
     assert len(await env.service.journal.entries()) == before["journal_head"]["seq"]
     ready = await env.client.get("/readyz")
