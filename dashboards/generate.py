@@ -33,12 +33,13 @@ from typing import Any
 import yaml
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.builders import heatmap, stat, statetimeline, table, timeseries
 from grafana_foundation_sdk.builders import prometheus as pb
-from grafana_foundation_sdk.builders import stat, statetimeline, table, timeseries
 from grafana_foundation_sdk.cog.builder import Builder
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models import heatmap as hm
 from grafana_foundation_sdk.models import prometheus as pm
 
 HERE = Path(__file__).resolve().parent
@@ -72,7 +73,7 @@ def q(
 
 
 def _with_targets(
-    panel: timeseries.Panel | stat.Panel | statetimeline.Panel | table.Panel,
+    panel: timeseries.Panel | stat.Panel | statetimeline.Panel | table.Panel | heatmap.Panel,
     targets: Sequence[pb.Dataquery],
 ) -> None:
     for i, t in enumerate(targets):
@@ -213,6 +214,48 @@ def timeline(
     return p
 
 
+def histogram_map(
+    title: str,
+    description: str,
+    target: pb.Dataquery,
+    *,
+    unit: str,
+    value_name: str,
+    w: int = 24,
+    h: int = 8,
+    min_interval: str | None = None,
+) -> heatmap.Panel:
+    """A heatmap of a Prometheus histogram: one row per bucket (le), counts per interval."""
+    p = (
+        heatmap.Panel()
+        .title(title)
+        .description(description)
+        .datasource(DS)
+        .span(w)
+        .height(h)
+        .calculate(False)
+        .rows_frame(heatmap.RowsHeatmapOptions().layout(cm.HeatmapCellLayout.LE).value(value_name))
+        .y_axis(heatmap.YAxisConfig().unit(unit).decimals(0))
+        .color(
+            heatmap.HeatmapColorOptions()
+            .mode(hm.HeatmapColorMode.SCHEME)
+            .fill("dark-orange")
+            .scheme("Oranges")
+            .scale(hm.HeatmapColorScale.EXPONENTIAL)
+            .exponent(0.5)
+            .steps(64)
+        )
+        .filter_values(heatmap.FilterValueRange().le(1e-9))  # empty cells stay blank
+        .cell_values(heatmap.CellValues().decimals(0))
+        .show_value(cm.VisibilityMode.AUTO)
+        .show_legend()
+    )
+    if min_interval is not None:
+        p = p.interval(min_interval)
+    _with_targets(p, [target.format(pm.PromQueryFormat.HEATMAP)])
+    return p
+
+
 def grid(
     title: str,
     description: str,
@@ -312,6 +355,7 @@ def floor_ingest() -> dm.Dashboard:
     rej = f"sum by (source) (rate({rejected}[$__rate_interval]))"
     acc = f"sum by (source) (rate({ingested}[$__rate_interval]))"
     links = "raps_source_link_up"
+    last_event = f"raps_source_last_event_timestamp_seconds{{{SITE}}}"
     events = [
         single(
             "Events applied now",
@@ -352,6 +396,23 @@ def floor_ingest() -> dm.Dashboard:
             unit="eps",
         ),
         ts(
+            "Seconds since last event by source",
+            "Now minus the time of the newest event each source delivered (the source's "
+            "clock). A live source stays at a few seconds; a line climbing steadily is a "
+            "stalled source, and above 10 minutes raises RapsIngestStalled. Only the sources "
+            "that alert watches are shown: those whose newest event moved more than twice in "
+            "6 hours (a one-shot load such as the player directory, cms, is left out). A "
+            "line that ends is a source with no event in 6 hours.",
+            [
+                q(
+                    f"(time() - max by (source) (max_over_time({last_event}[6h]))) "
+                    f"and on (source) (sum by (source) (changes({last_event}[6h])) > 2)",
+                    "{{source}}",
+                )
+            ],
+            unit="s",
+        ),
+        ts(
             "Rejections per second by source and reason",
             "Floor events the core refused, by source and reason: duplicate (delivered "
             "twice), unknown_machine / unknown_table / unknown_seat (not in the configured "
@@ -371,18 +432,16 @@ def floor_ingest() -> dm.Dashboard:
             "raises RapsSourceRejectingMostInput.",
             [q(f"{rej} / ({rej} + ({acc} or {rej} * 0))", "{{source}}")],
             unit="percentunit",
-            w=8,
             max_val=1,
         ),
         ts(
             "Ingest lag by source",
             "Age of the newest event of each source when it was applied (event time to "
             "apply time). Only updated when a source applies events: a stalled source keeps "
-            "its last value, so read it with the events panel. A one-shot load (the player "
-            "directory, source cms) keeps the age it had at start.",
+            "its last value (see Seconds since last event by source for stalls). A one-shot "
+            "load (the player directory, source cms) keeps the age it had at start.",
             [q(f"max by (source) (raps_ingest_lag_seconds{{{SITE}}})", "{{source}}")],
             unit="s",
-            w=8,
         ),
         ts(
             "Floor anomalies by kind",
@@ -390,7 +449,6 @@ def floor_ingest() -> dm.Dashboard:
             "points to a mapping problem (machines or seats swapped in the layout).",
             [q(f"max by (kind) (raps_floor_anomalies{{{SITE}}})", "{{kind}}")],
             unit="none",
-            w=8,
         ),
     ]
     link_panels: list[AnyPanel] = [
@@ -471,7 +529,8 @@ def floor_ingest() -> dm.Dashboard:
     return dashboard(
         "raps-floor-ingest",
         "RAPS floor ingest",
-        "Floor events in (rate, rejections, lag) and the state of every floor link.",
+        "Floor events in (rate, rejections, lag, time since the last event) and the state of "
+        "every floor link.",
         [("Floor events", events), ("Floor links", link_panels)],
     )
 
@@ -590,6 +649,7 @@ def draws() -> dm.Dashboard:
     claims = sel("raps_claim_timer_total")
     presented = sel("raps_claim_timer_total", 'result="presented"')
     no_eligible = sel("raps_draws_total", 'result="no_eligible"')
+    claim_b = sel("raps_claim_seconds_bucket")
     sessions: list[AnyPanel] = [
         single(
             "Open sessions",
@@ -679,7 +739,8 @@ def draws() -> dm.Dashboard:
             "Claim windows ended",
             "Claim windows (default 90 s) that ended per 5 minutes: presented (the winner "
             "reached the spot and was verified) or expired (the timer turned the pick into a "
-            "no-show and a redraw is due). Claim durations are not measured yet.",
+            "no-show and a redraw is due). How long the presented ones took: Claim time by "
+            "pool.",
             [q(f"sum by (result) (increase({claims}[$__interval]))", "{{result}}")],
             unit="none",
             bars=True,
@@ -699,6 +760,30 @@ def draws() -> dm.Dashboard:
             ],
             unit="percentunit",
             max_val=1,
+        ),
+        ts(
+            "Claim time by pool",
+            "Time from a pick being drawn to the winner being verified at the spot, p50 and "
+            "p90 per pool over a sliding 30 minutes (no-shows are not in it). Close to the "
+            "claim window (default 90 s) means winners barely make it: lengthen the window or "
+            "improve the floor announcement. Buckets end at 120 s.",
+            [
+                q(
+                    f"histogram_quantile({p}, sum by (pool, le) (rate({claim_b}[30m])))",
+                    f"{{{{pool}}}} p{label}",
+                )
+                for p, label in (("0.5", "50"), ("0.9", "90"))
+            ],
+            unit="s",
+        ),
+        histogram_map(
+            "Claim time distribution",
+            "Verified claims per 5 minutes by how long the winner took to present (both "
+            "pools): each row is a claim-time bucket, darker cells hold more claims.",
+            q(f"sum by (le) (increase({claim_b}[$__interval]))", "{{le}}"),
+            unit="s",
+            value_name="claims",
+            min_interval="5m",
         ),
     ]
     pick_b = f"raps_pick_latency_seconds_bucket{{{SITE}}}"
@@ -771,7 +856,8 @@ def draws() -> dm.Dashboard:
     return dashboard(
         "raps-draws",
         "RAPS draws",
-        "Draw sessions, picks by outcome, claims and no-shows, pick and journal latency.",
+        "Draw sessions, picks by outcome, claims, claim time and no-shows, pick and journal "
+        "latency.",
         [
             ("Sessions and draws", sessions),
             ("Picks and claims", claim_panels),
@@ -928,6 +1014,7 @@ NO = 'site="night-owl", instance="raps-no:8080", job="raps"'
 T0 = "1700000000"
 APPLIED, REJECTED = "raps_events_ingested_total", "raps_events_rejected_total"
 POOL = "raps_pool_eligible_players"
+LAST_EVENT = "raps_source_last_event_timestamp_seconds"
 
 
 def series(metric: str, site: str, **labels: str) -> str:
@@ -942,21 +1029,23 @@ def _buckets(metric: str, labels: str, per_le: dict[str, str]) -> dict[str, str]
 ALERT_CASES: tuple[AlertCase, ...] = (
     AlertCase(
         "RapsIngestStalled",
-        "golden-horse stops ingesting at 10m (pending from 15m, when its 5m rate is 0); "
-        "river-view starts at 12m and never ingests; silver-sands is healthy.",
+        "Newest-event times in seconds since the test's time 0. golden-horse's sas source "
+        "stops at 10m (over 10 minutes old after 20m, firing 2m later); its cms directory "
+        "was loaded once. river-view's daemon restarts at 11m: sas never comes back, cms "
+        "loads again (one change). silver-sands' sas stays live. Ends 6 hours after sas' "
+        "last event.",
         {
-            f"raps_start_time_seconds{{{GH}}}": f"{T0}x40",
-            f'raps_events_ingested_total{{{GH}, source="sas"}}': "0+100x10 1000x30",
-            f"raps_start_time_seconds{{{RV}}}": f"_x11 {T0}x28",
-            f"raps_start_time_seconds{{{SS}}}": f"{T0}x40",
-            f'raps_events_ingested_total{{{SS}, source="sas"}}': "0+100x40",
-            f'raps_events_ingested_total{{{SS}, source="cms"}}': "300x40",
+            series(LAST_EVENT, GH, source="sas"): "0+60x10 600x400",
+            series(LAST_EVENT, GH, source="cms"): "-1200x410",
+            series(LAST_EVENT, RV, source="sas"): "0+60x10 stale",
+            series(LAST_EVENT, RV, source="cms"): "-1200x10 _ -540x29",
+            series(LAST_EVENT, SS, source="sas"): "0+60x410",
         },
-        quiet_at=("20m",),
+        quiet_at=("20m", "22m", "390m"),
         fires_at="26m",
         fires=(
-            Fires({"site": "golden-horse"}, float(T0)),
-            Fires({"site": "river-view"}, float(T0)),
+            Fires({"site": "golden-horse", "source": "sas"}, 960.0),
+            Fires({"site": "river-view", "source": "sas"}, 960.0),
         ),
     ),
     AlertCase(
@@ -1007,32 +1096,58 @@ ALERT_CASES: tuple[AlertCase, ...] = (
     ),
     AlertCase(
         "RapsNoEligiblePlayersAtSessionOpen",
-        "A session opens at 6m. golden-horse's pool series disappear (cleared gauge), "
-        "river-view's pool is 0; silver-sands has players; night-owl has no open session.",
+        "Sessions open at 6m. golden-horse's pool series disappear (cleared gauge); "
+        "river-view's weekend session has an empty pool while its daily promotion (no open "
+        "session) has players; silver-sands' open daily session has players while its "
+        "weekend promotion (scheduled) has none; night-owl has no open session.",
         {
-            f'raps_sessions{{{GH}, state="scheduled", rehearsal="false"}}': "1x5 0x20",
-            f'raps_sessions{{{GH}, state="open", rehearsal="false"}}': "0x5 1x20",
+            series("raps_sessions", GH, promotion="p", state="scheduled", rehearsal="false"): (
+                "1x5 0x20"
+            ),
+            series("raps_sessions", GH, promotion="p", state="open", rehearsal="false"): (
+                "0x5 1x20"
+            ),
             series(
                 POOL, GH, promotion="p", pool="slots", area="Main Floor", tier="gold"
             ): "12x5 stale",
-            f'raps_sessions{{{RV}, state="open", rehearsal="true"}}': "0x5 1x20",
-            series(POOL, RV, promotion="p", pool="tables", area="Pit 1", tier="gold"): "3x5 0x20",
-            f'raps_sessions{{{SS}, state="open", rehearsal="false"}}': "0x5 1x20",
-            series(POOL, SS, promotion="p", pool="slots", area="Main Floor", tier="gold"): "40x25",
-            series("raps_sessions", NO, state="closed", rehearsal="false"): "1x25",
+            series("raps_sessions", RV, promotion="weekend", state="open", rehearsal="true"): (
+                "0x5 1x20"
+            ),
+            series(
+                POOL, RV, promotion="weekend", pool="tables", area="Pit 1", tier="gold"
+            ): "3x5 0x20",
+            series(
+                POOL, RV, promotion="daily", pool="slots", area="Main Floor", tier="gold"
+            ): "30x25",
+            series("raps_sessions", SS, promotion="daily", state="open", rehearsal="false"): (
+                "0x5 1x20"
+            ),
+            series(
+                "raps_sessions", SS, promotion="weekend", state="scheduled", rehearsal="false"
+            ): "1x25",
+            series(
+                POOL, SS, promotion="daily", pool="slots", area="Main Floor", tier="gold"
+            ): "40x25",
+            series(
+                POOL, SS, promotion="weekend", pool="slots", area="Main Floor", tier="gold"
+            ): "0x25",
+            series("raps_sessions", NO, promotion="p", state="closed", rehearsal="false"): "1x25",
         },
         quiet_at=("4m", "7m"),
         fires_at="10m",
-        fires=(Fires({"site": "golden-horse"}, 1.0), Fires({"site": "river-view"}, 1.0)),
+        fires=(
+            Fires({"site": "golden-horse", "promotion": "p"}, 1.0),
+            Fires({"site": "river-view", "promotion": "weekend"}, 1.0),
+        ),
     ),
     AlertCase(
         "RapsDrawFoundNoEligiblePlayer",
-        "golden-horse's first no_eligible tables draw at 15m creates its counter at 1; "
-        "river-view's counter goes 3 -> 4 at 15m; silver-sands' old count does not move. "
-        "Quiet again once the draws are 10m old.",
+        "golden-horse's first no_eligible tables draw at 15m takes its counter (exported at "
+        "0 from the daemon's start) to 1; river-view's counter goes 3 -> 4 at 15m; "
+        "silver-sands' old count does not move. Quiet again once the draws are 10m old.",
         {
             f'raps_draws_total{{{GH}, pool="slots", result="picked"}}': "0+1x30",
-            f'raps_draws_total{{{GH}, pool="tables", result="no_eligible"}}': "_x14 1x16",
+            f'raps_draws_total{{{GH}, pool="tables", result="no_eligible"}}': "0x14 1x16",
             f'raps_draws_total{{{RV}, pool="slots", result="no_eligible"}}': "3x14 4x16",
             f'raps_draws_total{{{SS}, pool="slots", result="no_eligible"}}': "2x30",
             f'raps_draws_total{{{SS}, pool="slots", result="picked"}}': "0+1x30",
@@ -1129,9 +1244,21 @@ def _go_float(v: float) -> str:
 
 
 def _humanize_duration(v: float) -> str:
-    """Prometheus' humanizeDuration for values under one second (all these tests use)."""
-    if not 0 < v < 1:
+    """Prometheus' humanizeDuration for the positive values these tests use."""
+    if not v > 0:
         raise ValueError(f"humanizeDuration of {v} is not implemented here")
+    if v >= 1:
+        whole = int(v)
+        days, rest = divmod(whole, 86_400)
+        hours, rest = divmod(rest, 3_600)
+        minutes, seconds = divmod(rest, 60)
+        if days:
+            return f"{days}d {hours}h {minutes}m {seconds}s"
+        if hours:
+            return f"{hours}h {minutes}m {seconds}s"
+        if minutes:
+            return f"{minutes}m {seconds}s"
+        return f"{v:.4g}s"
     prefix = ""
     for p in ("m", "u", "n", "p"):
         if abs(v) >= 1:

@@ -352,6 +352,7 @@ def test_dashboards_show_what_operations_asked_for() -> None:
         "raps_events_ingested_total",
         "raps_events_rejected_total",
         "raps_ingest_lag_seconds",
+        "raps_source_last_event_timestamp_seconds",
     ):
         assert needle in ingest
     assert 'kind=~"sas|modbus"' in ingest and 'kind="mqtt"' in ingest
@@ -365,6 +366,7 @@ def test_dashboards_show_what_operations_asked_for() -> None:
         'outcome="no_show"',
         "raps_pick_latency_seconds_bucket",
         "raps_journal_write_seconds_bucket",
+        "raps_claim_seconds_bucket",
     ):
         assert needle in draws, needle
     for needle in (
@@ -541,7 +543,12 @@ def daemon_metrics(tmp_path_factory: pytest.TempPathFactory) -> str:
         with httpx.Client(
             base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30
         ) as client:
-            assert client.get("/readyz").is_success  # also sets raps_ready
+            # /metrics alone refreshes raps_ready (nothing has called /readyz yet)
+            deadline = time.monotonic() + 10
+            while "\nraps_ready 1.0\n" not in scrape(client):
+                assert time.monotonic() < deadline, "raps_ready is not 1 on /metrics"
+                time.sleep(0.2)
+            assert client.get("/readyz").is_success
             main = Handheld(client, "main")
             main.call("open")
             won = main.draw("slots")
@@ -599,6 +606,8 @@ def test_daemon_metrics_have_samples_for_the_draws(daemon_metrics: str) -> None:
         "raps_draws_total",
         "raps_picks_resolved_total",
         "raps_claim_timer_total",
+        "raps_claim_seconds_bucket",
+        "raps_source_last_event_timestamp_seconds",
         "raps_pick_latency_seconds_bucket",
         "raps_journal_write_seconds_bucket",
         "raps_process_cpu_seconds_total",
@@ -610,6 +619,13 @@ def test_daemon_metrics_have_samples_for_the_draws(daemon_metrics: str) -> None:
         dict(labels)["outcome"] for name, labels in samples if name == "raps_picks_resolved_total"
     }
     assert outcomes == {"verified", "awarded", "void", "no_show"}
+    # RapsNoEligiblePlayersAtSessionOpen matches sessions to pools by promotion
+    promotions = {dict(labels)["promotion"] for n, labels in samples if n == "raps_sessions"}
+    assert promotions == {"metrics-test"}
+    claim_pools = {
+        dict(labels)["pool"] for n, labels in samples if n == "raps_claim_seconds_bucket"
+    }
+    assert "slots" in claim_pools, "the verified slots pick left no claim time"
     assert ("raps_ready", ()) in samples
 
 
