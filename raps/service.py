@@ -132,20 +132,18 @@ class Service:
 
     async def _restore_sessions(self) -> None:
         for sc in self.cfg.sessions:
-            rules = self.cfg.session_rules(sc)
-            span = await self.journal.session_range(sc.id)
-            if span is None:
-                self.sessions[sc.id] = DrawSession(
-                    sc.id, sc.promotion, self.floor, rules, rehearsal=sc.rehearsal
-                )
-                continue
-            entries = await self.journal.entries(*span)
-            records = [Record.from_dict(e.record) for e in entries]
-            records = [r for r in records if r.session_id == sc.id]
-            seed = await self._unseal(sc.id)
-            self.sessions[sc.id] = DrawSession.restore(
-                sc.id, sc.promotion, self.floor, rules, records, seed, rehearsal=sc.rehearsal
-            )
+            self.sessions[sc.id] = await self._session_from_journal(sc.id)
+
+    async def _session_from_journal(self, session_id: str) -> DrawSession:
+        """A configured session as its journal records leave it (scheduled if none)."""
+        sc = self.cfg.session(session_id)
+        entries = await self.journal.session_entries(session_id)
+        records = [Record.from_dict(e.record) for e in entries]
+        seed = await self._unseal(session_id) if records else None
+        return DrawSession.restore(
+            session_id, sc.promotion, self.floor, self.cfg.session_rules(sc), records, seed,
+            rehearsal=sc.rehearsal,
+        )  # fmt: skip
         self._update_session_gauges()
 
     async def _unseal(self, session_id: str) -> bytes | None:
@@ -420,22 +418,8 @@ class Service:
         self.storage_ok = True
 
     async def _reload(self, session_id: str) -> None:
-        sc = next(x for x in self.cfg.sessions if x.id == session_id)
         await self.journal.load_head()
-        span = await self.journal.session_range(session_id)
-        records: list[Record] = []
-        if span is not None:
-            records = [Record.from_dict(e.record) for e in await self.journal.entries(*span)]
-            records = [r for r in records if r.session_id == session_id]
-        self.sessions[session_id] = DrawSession.restore(
-            session_id,
-            sc.promotion,
-            self.floor,
-            self.cfg.session_rules(sc),
-            records,
-            await self._unseal(session_id),
-            rehearsal=sc.rehearsal,
-        )
+        self.sessions[session_id] = await self._session_from_journal(session_id)
 
     def _count_outcomes(self, s: DrawSession, records: Sequence[Record]) -> None:
         outcome_of = {

@@ -41,8 +41,12 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def open_engine(url: str) -> AsyncEngine:
-    # hide_parameters: errors and logs never quote a statement's values (card numbers)
-    engine = create_async_engine(async_url(url), pool_pre_ping=True, hide_parameters=True)
+    # hide_parameters: errors and logs never quote a statement's values (card numbers).
+    # No pre-ping: it costs round trips on every pick; a connection that died fails its
+    # command cleanly (undone, 503) and the pool replaces it for the retry.
+    engine = create_async_engine(
+        async_url(url), hide_parameters=True, pool_recycle=3600, pool_pre_ping=False
+    )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine

@@ -97,6 +97,17 @@ class JournalStore:
             rows = (await conn.execute(q.order_by(journal.c.seq))).all()
         return [Entry(r.seq, r.prev, r.record, r.hash) for r in rows]
 
+    async def session_entries(self, session_id: str) -> list[Entry]:
+        """One session's entries in order (the index on session_id serves this)."""
+        q = (
+            select(journal.c.seq, journal.c.prev, journal.c.record, journal.c.hash)
+            .where(journal.c.session_id == session_id)
+            .order_by(journal.c.seq)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(q)).all()
+        return [Entry(r.seq, r.prev, r.record, r.hash) for r in rows]
+
     async def session_range(self, session_id: str) -> tuple[int, int] | None:
         async with self.engine.connect() as conn:
             row = (
