@@ -125,8 +125,8 @@ class TableRatingOpened(FloorEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TableRatingUpdated(FloorEvent):
-    """Cumulative figures of the open rating: average bet and minutes played so far."""
+class _RatingFigures(FloorEvent):
+    """A rating's cumulative figures so far: average bet and minutes played."""
 
     table: str
     seat: int
@@ -144,22 +144,13 @@ class TableRatingUpdated(FloorEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TableRatingClosed(FloorEvent):
+class TableRatingUpdated(_RatingFigures):
+    """The open rating's figures so far."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRatingClosed(_RatingFigures):
     """Final figures of the rating; the seat is free afterwards."""
-
-    table: str
-    seat: int
-    card: str
-    average_bet: int
-    minutes: float
-
-    def __post_init__(self) -> None:
-        FloorEvent.__post_init__(self)
-        check_card(self.event_id, self.card)
-        if self.average_bet < 0 or not (math.isfinite(self.minutes) and self.minutes >= 0):
-            raise ValueError(
-                f"event {self.event_id!r}: average_bet and minutes must be finite and >= 0"
-            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
