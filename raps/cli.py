@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from adapters.sas.cli import add_sas_subcommands
 from raps.config import ConfigError, hash_secret, load_config
 
 
@@ -120,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     hp = sub.add_parser("hash-password", help="hash a password, PIN or token for the config")
     hp.set_defaults(func=cmd_hash_password)
+
+    add_sas_subcommands(sub)  # raps sas decode, raps sas-agent
     return parser
 
 

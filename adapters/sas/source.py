@@ -1,0 +1,177 @@
+"""`SasChannel`: one SAS loop as a floor source, for the daemon or the edge agent.
+
+The glue between a channel's config, its transport and the poller: it builds
+the transport the config names (and, for `memory`, the simulated machines on
+it), keeps the reconciliation state in a small JSON file so that games missed
+while the process was down are still produced after a restart, and reports
+through three callbacks that the host wires to its own ingest and metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import structlog
+
+from adapters.sas.config import SasChannelConfig
+from adapters.sas.egm import Egm, SimulatedBus
+from adapters.sas.poller import ChannelPoller
+from adapters.sas.transport import (
+    InMemoryTransport,
+    SerialTransport,
+    TcpFramedTransport,
+    Transport,
+)
+from selector.events import AnyFloorEvent
+
+STATE_SAVE_SECONDS = 5.0
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def build_transport(cfg: SasChannelConfig) -> tuple[Transport, list[Egm]]:
+    """The transport a channel config names; for `memory`, its simulated machines too."""
+    if cfg.transport == "serial":
+        assert cfg.device is not None
+        return SerialTransport(cfg.device, cfg.baud), []
+    if cfg.transport == "tcp":
+        assert cfg.host is not None and cfg.port is not None
+        return TcpFramedTransport(cfg.host, cfg.port), []
+    host, device = InMemoryTransport.pair()
+    profile = cfg.simulate
+    egms = [
+        Egm(m.address, m.denomination, profile.profile(i) if profile else None)
+        for i, m in enumerate(cfg.machines)
+    ]
+    SimulatedBus(device, egms)
+    return host, egms
+
+
+class SasChannel:
+    """One SAS loop feeding FloorEvents to `emit`.
+
+    - `emit(events)`: a batch of GamePlayed / MachineStatusChanged (an awaitable
+      result is awaited in the background).
+    - `reject(reason)`: one bad frame or failed poll, by reason (crc, truncated,
+      overlong, bcd, unknown_exception, address, command, length, no_reply,
+      babble, transport).
+    - `link(name, up)`: the channel answers (at least one machine does) or not.
+    - `count(kind, n)` (optional): anomalies and `reconciled_games`.
+    """
+
+    def __init__(
+        self,
+        cfg: SasChannelConfig,
+        transport: Transport | None,
+        emit: Callable[[list[AnyFloorEvent]], object],
+        reject: Callable[[str], None],
+        link: Callable[[str, bool], None],
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+        count: Callable[[str, int], None] | None = None,
+        state_path: Path | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.simulators: list[Egm] = []
+        if transport is None:
+            transport, self.simulators = build_transport(cfg)
+        self.state_path = state_path
+        self.log = structlog.get_logger("raps").bind(component="sas", channel=cfg.name)
+        self.poller = ChannelPoller(
+            cfg.name,
+            transport,
+            cfg.specs(),
+            emit=emit,
+            clock=clock,
+            reject=reject,
+            link=link,
+            count=count,
+            realtime=cfg.realtime,
+            timing=cfg.timing(),
+            state=self._load_state(),
+        )
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    @property
+    def source(self) -> str:
+        """The `source` of the events this channel emits (`sas:NAME`)."""
+        return self.poller.source
+
+    @property
+    def link_up(self) -> bool:
+        return self.poller.link_up
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return dict(self.poller.stats)
+
+    async def run(self) -> None:
+        """Poll until cancelled or stopped; the state file is written on the way out."""
+        saver = asyncio.create_task(self._save_every(STATE_SAVE_SECONDS))
+        try:
+            await self.poller.run()
+        finally:
+            saver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await saver
+            self.save_state()
+            await self.poller.transport.close()
+
+    def stop(self) -> None:
+        self.poller.stop()
+
+    async def legacy_bonus(self, machine: str, amount: int, tax_status: int = 0) -> str:
+        """Pay `amount` minor units to a machine's credit meter (long poll 8A).
+
+        Returns ack, nack, busy or timeout; the amount must be whole credits.
+        """
+        spec = next((m for m in self.cfg.machines if m.machine == machine), None)
+        if spec is None:
+            raise KeyError(f"machine {machine!r} is not on channel {self.name}")
+        credits, rest = divmod(amount, spec.denomination)
+        if rest or credits <= 0:
+            raise ValueError(f"{amount} is not a positive multiple of {spec.denomination}")
+        return await self.poller.legacy_bonus(machine, credits, tax_status)
+
+    # ------------------------------------------------------------------ state
+
+    def _load_state(self) -> dict[str, dict[str, int]] | None:
+        if self.state_path is None or not self.state_path.exists():
+            return None
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+            return {
+                str(k): {"games": int(v["games"]), "coin_in": int(v["coin_in"])}
+                for k, v in data.items()
+            }
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            self.log.warning("state file unreadable; meters start a new baseline", error=str(e))
+            return None
+
+    def save_state(self) -> None:
+        if self.state_path is None:
+            return
+        tmp = self.state_path.with_suffix(".tmp")
+        try:
+            tmp.write_text(json.dumps(self.poller.state(), sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.state_path)
+            self.poller.dirty = False
+        except OSError as e:
+            self.log.warning("state file not written", error=str(e))
+
+    async def _save_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            if self.poller.dirty:
+                self.save_state()
