@@ -49,19 +49,36 @@ class CodecError(ValueError):
         self.reason = reason
 
 
-def event_to_dict(event: AnyFloorEvent) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": TYPE_NAMES[type(event)]}
-    for f in dataclasses.fields(event):
+_PLAIN, _TIME, _SET, _ENUM = range(4)
+
+
+def _plan(cls: type) -> tuple[tuple[str, int], ...]:
+    """How to encode each field of an event class, worked out once per class."""
+    plan = []
+    for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        value = getattr(event, f.name)
-        if isinstance(value, datetime):
+        kind = {"ts": _TIME, "exclusions": _SET, "tier": _ENUM, "status": _ENUM}.get(f.name, _PLAIN)
+        plan.append((f.name, kind))
+    return tuple(plan)
+
+
+_PLANS = {cls: _plan(cls) for cls in EVENT_TYPES.values()}
+_FIELDS = {name: frozenset(n for n, _ in _PLANS[cls]) for name, cls in EVENT_TYPES.items()}
+
+
+def event_to_dict(event: AnyFloorEvent) -> dict[str, Any]:
+    cls = type(event)
+    out: dict[str, Any] = {"type": TYPE_NAMES[cls]}
+    for name, kind in _PLANS[cls]:
+        value = getattr(event, name)
+        if kind == _TIME:
             value = value.isoformat()
-        elif isinstance(value, frozenset):
+        elif kind == _SET:
             value = sorted(str(v) for v in value)
-        elif isinstance(value, Tier | MachineStatus):
+        elif kind == _ENUM:
             value = value.value
-        out[f.name] = value
+        out[name] = value
     return out
 
 
@@ -70,11 +87,11 @@ def event_from_dict(d: Any) -> AnyFloorEvent:
     if not isinstance(d, dict):
         raise CodecError("not_an_object", "payload must be a JSON object")
     name = d.get("type")
-    cls = EVENT_TYPES.get(name) if isinstance(name, str) else None
-    if cls is None:
+    if not isinstance(name, str) or name not in EVENT_TYPES:
         raise CodecError("unknown_type", f"unknown event type {name!r}")
-    known = {f.name for f in dataclasses.fields(cls) if f.init}
-    extra = set(d) - known - {"type"}
+    cls = EVENT_TYPES[name]
+    known = _FIELDS[name]
+    extra = [k for k in d if k not in known and k != "type"]
     if extra:
         raise CodecError("unknown_field", f"unknown field(s) {sorted(extra)} for {name}")
     kwargs: dict[str, Any] = {k: v for k, v in d.items() if k != "type"}

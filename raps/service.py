@@ -119,14 +119,17 @@ class Service:
     async def _restore_floor(self) -> int:
         snap = await self.floorlog.latest_snapshot()
         if snap is not None:
-            self._event_seq, body = snap
+            self._event_seq, body, seen = snap
             self.floor.restore(body)
+            for event_id in seen:  # a publisher replaying old messages is still deduped
+                self._remember(event_id)
         replayed = 0
         async for chunk in self.floorlog.events_after(self._event_seq):
-            for ev in chunk:
+            events = [ev for _, ev in chunk]
+            for ev in events:
                 self._remember(ev.event_id)
-            self.floor.apply_many(chunk)
-            replayed += len(chunk)
+            self.floor.apply_many(events)
+            replayed += len(events)
         self._event_seq = await self.floorlog.last_seq()
         return replayed
 
@@ -221,7 +224,8 @@ class Service:
         await self.flush_events()
         snap = self.floor.snapshot()  # no await between here and the seq: they agree
         last = self._event_seq
-        await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap)
+        seen = list(self._seen_order)
+        await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap, seen)
 
     async def probe_storage(self, timeout: float = 2.0) -> bool:
         """Ask the database directly: a quiet floor writes nothing that would notice."""

@@ -1,10 +1,10 @@
 """Floor state across restarts: an event log plus periodic snapshots.
 
-Every applied event is appended (in batches) with the daemon's own sequence number;
-a snapshot records the last sequence it includes.  A restart loads the newest
-snapshot and replays the events after it.  What can be lost by a kill -9 is the
-unflushed batch (at most `event_flush_seconds` of floor traffic); docs/operations
-explains why that is safe for draws.
+Every applied event gets the daemon's own sequence number; each flush appends its
+events as one row (a batch), and a snapshot records the last sequence it includes.
+A restart loads the newest snapshot and replays the events after it.  What a kill -9
+can lose is the unflushed batch (at most `event_flush_seconds` of floor traffic);
+docs/crash-recovery.md explains why that is safe for draws.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raps.codec import event_from_dict, event_to_dict
-from raps.store.schema import floor_events, floor_snapshots
+from raps.store.schema import floor_event_batches, floor_snapshots
 from selector.events import AnyFloorEvent
 
 
@@ -28,37 +28,42 @@ class FloorLog:
 
     async def last_seq(self) -> int:
         async with self.engine.connect() as conn:
-            events = (await conn.execute(select(func.max(floor_events.c.seq)))).scalar()
-            snaps = (
-                await conn.execute(select(func.max(floor_snapshots.c.last_event_seq)))
-            ).scalar()
+            events = (await conn.execute(select(func.max(floor_event_batches.c.last_seq)))).scalar()
+            newest = select(func.max(floor_snapshots.c.last_event_seq))
+            snaps = (await conn.execute(newest)).scalar()
         return max(int(events or 0), int(snaps or 0))
 
     async def append(self, batch: Sequence[tuple[int, float, AnyFloorEvent]]) -> None:
+        """One row for the whole batch; sequence numbers must be consecutive."""
         if not batch:
             return
-        rows = [
-            {"seq": seq, "received_at": at, "body": json.dumps(event_to_dict(ev))}
-            for seq, at, ev in batch
-        ]
+        first, last = batch[0][0], batch[-1][0]
+        if last - first + 1 != len(batch):
+            raise ValueError("floor event batch sequence numbers must be consecutive")
+        body = json.dumps([event_to_dict(ev) for _, _, ev in batch], separators=(",", ":"))
+        row = {"last_seq": last, "first_seq": first, "received_at": batch[-1][1], "body": body}
         async with self.engine.begin() as conn:
-            await conn.execute(floor_events.insert(), rows)
+            await conn.execute(floor_event_batches.insert().values(**row))
 
-    async def save_snapshot(self, taken_at: float, last_seq: int, snap: dict[str, Any]) -> None:
-        body = zlib.compress(json.dumps(snap, separators=(",", ":")).encode(), 6)
+    async def save_snapshot(
+        self, taken_at: float, last_seq: int, snap: dict[str, Any], seen: Sequence[str] = ()
+    ) -> None:
+        doc = {"floor": snap, "seen": list(seen)}
+        body = zlib.compress(json.dumps(doc, separators=(",", ":")).encode(), 6)
         async with self.engine.begin() as conn:
             await conn.execute(
                 floor_snapshots.insert().values(
                     taken_at=taken_at, last_event_seq=last_seq, body=body
                 )
             )
-            # older snapshots and the events they cover are no longer needed
-            await conn.execute(
-                delete(floor_snapshots).where(floor_snapshots.c.last_event_seq < last_seq)
-            )
-            await conn.execute(delete(floor_events).where(floor_events.c.seq <= last_seq))
+            # older snapshots and the batches they fully cover are no longer needed
+            older = floor_snapshots.c.last_event_seq < last_seq
+            await conn.execute(delete(floor_snapshots).where(older))
+            covered = floor_event_batches.c.last_seq <= last_seq
+            await conn.execute(delete(floor_event_batches).where(covered))
 
-    async def latest_snapshot(self) -> tuple[int, dict[str, Any]] | None:
+    async def latest_snapshot(self) -> tuple[int, dict[str, Any], list[str]] | None:
+        """(last sequence included, Floor.snapshot() data, recent event ids) or None."""
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
@@ -69,23 +74,31 @@ class FloorLog:
             ).first()
         if row is None:
             return None
-        return int(row.last_event_seq), json.loads(zlib.decompress(row.body))
+        doc = json.loads(zlib.decompress(row.body))
+        return int(row.last_event_seq), doc["floor"], list(doc.get("seen", []))
 
     async def events_after(
-        self, seq: int, chunk: int = 20_000
-    ) -> AsyncIterator[list[AnyFloorEvent]]:
-        """Logged events after `seq`, in order, a chunk at a time."""
+        self, seq: int, chunk: int = 200
+    ) -> AsyncIterator[list[tuple[int, AnyFloorEvent]]]:
+        """Logged (seq, event) after `seq`, in order, a few batches at a time."""
         while True:
             async with self.engine.connect() as conn:
                 rows = (
                     await conn.execute(
-                        select(floor_events.c.seq, floor_events.c.body)
-                        .where(floor_events.c.seq > seq)
-                        .order_by(floor_events.c.seq)
+                        select(floor_event_batches.c.first_seq, floor_event_batches.c.last_seq,
+                               floor_event_batches.c.body)
+                        .where(floor_event_batches.c.last_seq > seq)
+                        .order_by(floor_event_batches.c.last_seq)
                         .limit(chunk)
                     )
-                ).all()
+                ).all()  # fmt: skip
             if not rows:
                 return
-            seq = rows[-1].seq
-            yield [event_from_dict(json.loads(r.body)) for r in rows]
+            out: list[tuple[int, AnyFloorEvent]] = []
+            for r in rows:
+                for i, d in enumerate(json.loads(r.body)):
+                    n = r.first_seq + i
+                    if n > seq:
+                        out.append((n, event_from_dict(d)))
+            seq = rows[-1].last_seq
+            yield out

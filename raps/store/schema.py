@@ -47,12 +47,13 @@ sealed_seeds = Table(
     Column("ciphertext", LargeBinary, nullable=False),
 )
 
-floor_events = Table(
-    "floor_events",
+floor_event_batches = Table(
+    "floor_event_batches",
     metadata,
-    Column("seq", BigId, primary_key=True, autoincrement=True),
+    Column("last_seq", BigId, primary_key=True, autoincrement=False),
+    Column("first_seq", BigInteger, nullable=False),
     Column("received_at", Float, nullable=False),
-    Column("body", Text, nullable=False),  # raps.codec JSON of one FloorEvent
+    Column("body", Text, nullable=False),  # JSON array of raps.codec events, seq order
 )
 
 floor_snapshots = Table(
@@ -61,5 +62,6 @@ floor_snapshots = Table(
     Column("id", BigId, primary_key=True, autoincrement=True),
     Column("taken_at", Float, nullable=False),
     Column("last_event_seq", BigInteger, nullable=False),
-    Column("body", LargeBinary, nullable=False),  # zlib-compressed JSON of Floor.snapshot()
+    # zlib-compressed JSON: {"floor": Floor.snapshot(), "seen": recent event ids}
+    Column("body", LargeBinary, nullable=False),
 )
