@@ -15,6 +15,7 @@ from typing import Any
 
 import uvicorn
 
+from adapters.mqtt import MqttIngest
 from raps.broker import EmbeddedBroker
 from raps.config import Config
 from raps.floorsim import FloorSimulator
@@ -28,6 +29,7 @@ from raps.store.database import open_engine
 from raps.web import create_app
 
 TICK_SECONDS = 0.2
+MQTT_IN = "mqtt-in"
 GAUGE_SECONDS = 5.0
 
 
@@ -108,6 +110,18 @@ class Daemon:
         spawn(server.serve(), "http")
         if publisher is not None:
             spawn(publisher.run(), "mqtt-out")
+            ingest = MqttIngest(
+                cfg.mqtt,
+                cfg.site.id,
+                apply=service.ingest_detailed,
+                reject=service.reject,
+                link=self._mqtt_link,
+                clock=self.clock,
+                port=self.broker.port if self.broker else None,
+                known=cfg.layout(),
+            )
+            service.sources[MQTT_IN] = False
+            spawn(ingest.run(), "mqtt-in")
         if cfg.floor.simulate is not None:
             sim_cfg = cfg.floor.simulate
             layout = cfg.layout()
@@ -127,6 +141,7 @@ class Daemon:
             warmup = timedelta(seconds=sim_cfg.warmup_seconds)
             source = SimulatedFloor(service, make_sim, self.clock, warmup)
             spawn(source.run(), "simulator")
+        periodic_from = len(tasks)  # tasks after this one stop between their steps
         spawn(self._every(TICK_SECONDS, service.tick), "tick")
         spawn(self._every(cfg.storage.event_flush_seconds, service.flush_events), "flush")
         spawn(
@@ -143,7 +158,12 @@ class Daemon:
         self._write_ready(port)
         self.started.set()
         await self.stopping.wait()
-        await self._stop(server, tasks)
+        await self._stop(server, tasks[1:periodic_from], tasks[0], tasks[periodic_from:])
+
+    def _mqtt_link(self, up: bool) -> None:
+        self.metrics.link_up.labels("mqtt", "inbound").set(1 if up else 0)
+        if self.service is not None:
+            self.service.sources[MQTT_IN] = up
 
     async def _gauges(self) -> None:
         assert self.service is not None
@@ -164,22 +184,34 @@ class Daemon:
         tmp.replace(self.ready_file)
 
     async def _every(self, seconds: float, step: Callable[[], Coroutine[Any, Any, Any]]) -> None:
-        while True:
-            await asyncio.sleep(seconds)
+        """Run `step` every `seconds` until the daemon stops; never cut a step short (a
+        cancelled database write can leave SQLite locked for the final snapshot)."""
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), seconds)
+            if self.stopping.is_set():
+                return
             try:
                 await step()
             except Exception:
                 self.log.exception("periodic task failed", task=getattr(step, "__name__", "?"))
 
-    async def _stop(self, server: uvicorn.Server, tasks: list[asyncio.Task[Any]]) -> None:
+    async def _stop(
+        self,
+        server: uvicorn.Server,
+        sources: list[asyncio.Task[Any]],
+        http: asyncio.Task[Any],
+        periodic: list[asyncio.Task[Any]],
+    ) -> None:
         """SIGTERM: stop taking requests and events, finish the journal write, snapshot."""
         self.log.info("stopping")
         server.should_exit = True
-        for t in tasks[1:]:
+        for t in sources:  # they acknowledge nothing they have not applied
             t.cancel()
+        await asyncio.gather(*sources, return_exceptions=True)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(tasks[0], 10)
-        await asyncio.gather(*tasks[1:], return_exceptions=True)
+            await asyncio.wait_for(http, 10)
+        await asyncio.gather(*periodic, return_exceptions=True)
         if self.service is not None:
             await self.service.stop()
         if self.broker is not None:

@@ -1,0 +1,485 @@
+"""The MQTT subscriber: floor messages in, FloorEvents to the core, dead letters out.
+
+Delivery (docs/mqtt.md, "Delivery"):
+
+- One fixed client id (`{mqtt.client_id}-in`) and a persistent session (MQTT 3.1.1,
+  the default: clean session off; MQTT 5: clean start off and a session expiry),
+  subscriptions at QoS 1: what is published while the daemon is down or reconnecting
+  waits in the broker and arrives when it is back.
+- Acknowledgements are manual: a message is acknowledged (PUBACK) only after its
+  event was applied to the core, or its dead letter was accepted by the broker.  A
+  message that was received but not yet handled when the connection drops, or when
+  the daemon stops, is therefore delivered again; the core drops the copies it
+  already applied by event id (at-least-once delivery + dedupe = applied once).  On a
+  stop, the last acknowledgements are confirmed read by the broker before the
+  connection closes (see `_barrier`).
+- Messages are handled in batches of whatever has arrived (at most `batch_max`),
+  without waiting to fill a batch: under load batches grow, at rest every message
+  takes effect at once (an exclusion leaves every pool before the next pick).
+- The connection is retried forever with exponential backoff and jitter.
+
+Per message: JSON -> JSON Schema of its `type` -> topic rules -> clock rule ->
+FloorEvent (raps.codec's types) -> ordering guard -> core.  Anything refused on the
+way is counted through `reject`; anything the core refuses other than a duplicate is
+counted by the core; both are published to `{prefix}/{site}/deadletter` with their
+reason.  Nothing here raises on bad input, and nothing is dropped without a dead letter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import secrets
+import ssl
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
+
+import aiomqtt
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from adapters.mqtt.ordering import OrderGuard
+from adapters.mqtt.topics import Kind, TopicRef, Topics
+from adapters.mqtt.validate import (
+    DEFAULT_MAX_FUTURE_SECONDS,
+    MAX_PAYLOAD_BYTES,
+    RETAINED,
+    STALE,
+    WRONG_TOPIC,
+    PayloadDecoder,
+    Rejection,
+)
+from raps.config import MqttConfig
+from raps.logs import get_logger
+from selector.events import AnyFloorEvent
+from selector.layout import FloorLayout
+
+Apply = Callable[[list[AnyFloorEvent], str], list[str | None]]
+Reject = Callable[[str, str], None]
+Link = Callable[[bool], None]
+Clock = Callable[[], datetime]
+Protocol = Literal["5", "3.1.1"]
+# paho's messages, in the queue aiomqtt creates (see MqttIngest._client)
+Inbox = asyncio.Queue[Any]
+
+DUPLICATE = "duplicate"  # the core's reason for an event id it applied already
+INTERNAL_ERROR = "internal_error"
+SESSION_EXPIRY_SECONDS = 7 * 24 * 3600  # how long the broker keeps messages for us
+RECEIVE_MAXIMUM = 2_000  # MQTT 5: unacknowledged QoS 1 messages the broker may send
+BATCH_MAX = 500
+FINISH_ON_STOP_SECONDS = 5.0
+BARRIER_SECONDS = 2.0
+_TOPIC_CACHE_MAX = 50_000
+
+
+def source_label(kind: Kind) -> str:
+    """The `source` label of the ingest metrics for one kind of topic (bounded set)."""
+    return f"mqtt-{kind.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One received message on its way through a batch."""
+
+    topic: str
+    payload: bytes
+    retained: bool = False
+
+
+class MqttIngest:
+    """Subscribes to the site's inbound topics and feeds the core; see module docstring.
+
+    apply    -- Service.ingest_detailed: per event None (applied) or the core's reason
+    reject   -- Service.reject(source, reason): counts an edge rejection
+    link     -- called with True when subscribed, False when the connection is lost
+    clock    -- the daemon's clock, for the future-timestamp rule and received_at
+    port     -- overrides cfg.port (an embedded broker on a free port)
+    known    -- the floor layout: unknown machines/tables/seats are refused at the edge
+    """
+
+    def __init__(
+        self,
+        cfg: MqttConfig,
+        site: str,
+        apply: Apply,
+        reject: Reject,
+        link: Link,
+        clock: Clock,
+        port: int | None = None,
+        known: FloorLayout | None = None,
+        *,
+        protocol: Protocol = "3.1.1",
+        max_future_seconds: float = DEFAULT_MAX_FUTURE_SECONDS,
+        card_known: Callable[[str], bool] | None = None,
+        batch_max: int = BATCH_MAX,
+        receive_maximum: int = RECEIVE_MAXIMUM,
+        session_expiry_seconds: int = SESSION_EXPIRY_SECONDS,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        client_id: str | None = None,
+    ) -> None:
+        if protocol not in ("5", "3.1.1"):
+            raise ValueError(f"protocol must be '5' or '3.1.1', not {protocol!r}")
+        if batch_max < 1 or receive_maximum < 1 or not 0 < backoff_initial <= backoff_max:
+            raise ValueError("batch_max, receive_maximum and backoff must be positive")
+        self.cfg = cfg
+        self.topics = Topics(cfg.topic_prefix, site)
+        self.apply = apply
+        self.reject = reject
+        self.link = link
+        self.clock = clock
+        self.port = port or cfg.port
+        self.protocol: Protocol = protocol
+        self.client_id = client_id or f"{cfg.client_id or 'raps-' + site}-in"
+        self.batch_max = batch_max
+        self.receive_maximum = receive_maximum
+        self.session_expiry = session_expiry_seconds
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.decoder = PayloadDecoder(known, max_future_seconds, card_known)
+        self.guard = OrderGuard()
+        self.log = get_logger(component="mqtt-in")
+        self.connected = False
+        # counters for tests, the benchmark and the daemon's gauges
+        self.received = 0
+        self.applied = 0
+        self.duplicates = 0
+        self.dead_letters: Counter[str] = Counter()
+        self.connects = 0
+        self.batches = 0
+        self.dead_letters_published = 0
+        self._topic_cache: dict[str, TopicRef | None] = {}
+
+    # ------------------------------------------------------------- connection
+
+    def _client(self, inbox: list[Inbox]) -> aiomqtt.Client:
+        class Queue(Inbox):
+            """aiomqtt's incoming queue, kept at hand so a batch can drain it directly."""
+
+            def __init__(self, maxsize: int = 0) -> None:
+                super().__init__(maxsize)
+                inbox.append(self)
+
+        cfg = self.cfg
+        tls = ssl.create_default_context(cafile=cfg.ca_file) if cfg.tls else None
+        password = cfg.password.get_secret_value() if cfg.password else None
+        common: dict[str, Any] = {
+            "identifier": self.client_id,
+            "username": cfg.username,
+            "password": password,
+            "tls_context": tls,
+            "queue_type": Queue,
+            "max_inflight_messages": 100,  # our own dead letters in flight
+            "logger": logging.getLogger("raps.mqtt.in"),
+        }
+        if self.protocol == "5":
+            props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            props.SessionExpiryInterval = self.session_expiry
+            props.ReceiveMaximum = self.receive_maximum
+            client = aiomqtt.Client(
+                cfg.host,
+                self.port,
+                protocol=aiomqtt.ProtocolVersion.V5,
+                clean_start=False,
+                properties=props,
+                **common,
+            )
+        else:
+            client = aiomqtt.Client(
+                cfg.host,
+                self.port,
+                protocol=aiomqtt.ProtocolVersion.V311,
+                clean_session=False,
+                **common,
+            )
+        # aiomqtt has no switch for the next two; the paho client it wraps does.
+        # Acknowledge after handling, not on receipt:
+        paho = client._client
+        paho.manual_ack_set(True)
+        # Queue paho's own message objects: aiomqtt would build a Message and a validated
+        # Topic for each, a fifth of the receive cost, for fields we read once.  Its
+        # iterator still serves the wait at rest and reports a lost connection.
+        queue = inbox[0]
+        paho.on_message = lambda _client, _userdata, message: queue.put_nowait(message)
+        client.pending_calls_threshold = 1_000_000  # dead-letter bursts: many in flight
+        return client
+
+    def _subscriptions(self) -> list[tuple[str, Any]]:
+        if self.protocol == "5":
+            # retained copies are never sent: inbound events are not state to replay
+            opts = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND)
+            return [(t, opts) for t in self.topics.subscriptions()]
+        return [(t, 1) for t in self.topics.subscriptions()]
+
+    def _set_link(self, up: bool) -> None:
+        if up == self.connected:
+            return
+        self.connected = up
+        try:
+            self.link(up)
+        except Exception:
+            self.log.exception("link callback failed")
+
+    async def run(self) -> None:
+        """Connect, subscribe and ingest until cancelled; reconnects with backoff.
+
+        Nothing ends this loop but cancellation: a broker that is down, refuses the
+        login or the subscriptions, or a TLS file that cannot be read, is retried
+        (and logged) with backoff while the link is reported down.
+        """
+        backoff = self.backoff_initial
+        where = f"{self.cfg.host}:{self.port}"
+        try:
+            while True:
+                inbox: list[Inbox] = []
+                try:
+                    client = self._client(inbox)
+                    async with client:
+                        granted = await client.subscribe(self._subscriptions(), qos=1)
+                        self._check_granted(granted)
+                        self.connects += 1
+                        self._set_link(True)
+                        self.log.info(
+                            "subscribed", broker=where, client_id=self.client_id,
+                            protocol=self.protocol, topics=self.topics.subscriptions(),
+                        )  # fmt: skip
+                        backoff = self.backoff_initial
+                        await self._consume(client, inbox[0])
+                except Exception as e:
+                    self._set_link(False)
+                    delay = backoff * (0.75 + secrets.randbelow(500) / 1000)  # jitter
+                    event = "MQTT broker unreachable; retrying"
+                    if not isinstance(e, aiomqtt.MqttError):
+                        event = "MQTT ingest failed; retrying"
+                    self.log.warning(
+                        event, broker=where, error=f"{type(e).__name__}: {e}",
+                        retry_in=round(delay, 2),
+                    )  # fmt: skip
+                    await asyncio.sleep(delay)
+                    backoff = min(backoff * 2, self.backoff_max)
+        finally:
+            self._set_link(False)
+
+    def _check_granted(self, granted: Sequence[Any]) -> None:
+        """A refused subscription (broker ACL) is an error, not a silent empty feed."""
+        codes = [int(getattr(g, "value", g)) for g in granted]
+        if any(c >= 0x80 for c in codes):
+            raise aiomqtt.MqttError(f"the broker refused a subscription (codes {codes})")
+        if any(c == 0 for c in codes):
+            self.log.warning(
+                "the broker granted QoS 0: messages published while RAPS is down are lost",
+                codes=codes,
+            )
+
+    async def _consume(self, client: aiomqtt.Client, inbox: Inbox) -> None:
+        messages = client.messages
+        paho = client._client
+        limit = self.batch_max
+        try:
+            while True:
+                _pull(paho, inbox, limit)
+                batch: list[mqtt.MQTTMessage] = []
+                if inbox.empty():
+                    # at rest: wait (and notice a lost connection: it raises MqttError)
+                    batch.append(cast(mqtt.MQTTMessage, await anext(messages)))
+                while len(batch) < limit and not inbox.empty():
+                    batch.append(inbox.get_nowait())
+                await self._settle(client, batch)
+        except asyncio.CancelledError:
+            await self._barrier(client)
+            raise
+
+    async def _barrier(self, client: aiomqtt.Client) -> None:
+        """On stop: wait until the broker has read every acknowledgement we sent.
+
+        Closing a TCP socket that still has unread incoming data (the broker keeps
+        sending) resets the connection, and the broker then drops what it had not read
+        yet: the last PUBACKs, so applied messages would come again after a restart.
+        The broker handles a client's packets in order, so once it answers an
+        UNSUBSCRIBE (of a filter we never use: no side effect) it has read them all.
+        """
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(client.unsubscribe(self.topics.barrier), BARRIER_SECONDS)
+
+    async def _settle(self, client: aiomqtt.Client, batch: list[mqtt.MQTTMessage]) -> None:
+        """Handle a batch, then publish its dead letters and acknowledge it.
+
+        Without dead letters the batch is acknowledged at once, with no await between
+        the core applying it and the acks.  With dead letters the acks wait until the
+        broker has the dead letters; once the core has applied the batch that finish
+        must happen even if the daemon is stopping, so it is shielded from
+        cancellation for a few seconds.
+        """
+        self.batches += 1
+        dead = self.handle([_item(m) for m in batch])
+        if not dead:
+            _ack(client._client, batch)
+            await asyncio.sleep(0)  # let the event loop breathe between batches
+            return
+        finish = asyncio.ensure_future(self._finish(client, batch, dead))
+        try:
+            await asyncio.shield(finish)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(finish, FINISH_ON_STOP_SECONDS)
+            raise
+
+    async def _finish(
+        self, client: aiomqtt.Client, batch: Sequence[mqtt.MQTTMessage], dead: list[bytes]
+    ) -> None:
+        topic = self.topics.deadletter
+        await asyncio.gather(*(client.publish(topic, body, qos=1) for body in dead))
+        self.dead_letters_published += len(dead)
+        _ack(client._client, batch)
+
+    # ---------------------------------------------------------------- a batch
+
+    def _ref(self, topic: str) -> TopicRef | None:
+        cache = self._topic_cache
+        try:
+            return cache[topic]
+        except KeyError:
+            ref = self.topics.parse(topic)
+            if len(cache) >= _TOPIC_CACHE_MAX:
+                cache.clear()
+            cache[topic] = ref
+            return ref
+
+    def handle(self, items: Sequence[_Item]) -> list[bytes]:
+        """Decode, check and apply a batch in arrival order; returns its dead letters.
+
+        Synchronous on purpose: a batch is applied whole, with nothing interleaved.
+        """
+        now = self.clock()
+        now_epoch = now.timestamp()
+        received_at = now.astimezone(UTC).isoformat(timespec="milliseconds")
+        dead: list[bytes] = []
+        accepted: list[tuple[_Item, str, AnyFloorEvent]] = []
+        new_cards: set[str] = set()
+        decode = self.decoder.decode
+        check = self.guard.check
+        self.received += len(items)
+        for item in items:
+            ref = self._ref(item.topic)
+            label = "mqtt" if ref is None else source_label(ref.kind)
+            if ref is None:
+                result: AnyFloorEvent | Rejection = Rejection(
+                    WRONG_TOPIC, "the topic is not an inbound topic of this site"
+                )
+            elif item.retained:
+                result = Rejection(RETAINED, "a retained copy; inbound events are not retained")
+            else:
+                result = decode(
+                    ref.kind, ref.ident, item.payload, now_epoch,
+                    _event_source(ref), new_cards,
+                )  # fmt: skip
+                if not isinstance(result, Rejection):
+                    stale = check(result)
+                    if stale is not None:
+                        result = Rejection(STALE, stale, result.event_id)
+            if isinstance(result, Rejection):
+                self._count(label, result.reason, 1)
+                dead.append(self._dead_letter(item, result, received_at))
+            else:
+                accepted.append((item, label, result))
+        # apply in arrival order, one call per run of events from the same kind of topic
+        start = 0
+        while start < len(accepted):
+            label = accepted[start][1]
+            end = start + 1
+            while end < len(accepted) and accepted[end][1] == label:
+                end += 1
+            run = accepted[start:end]
+            events = [ev for _, _, ev in run]
+            try:
+                reasons = self.apply(events, label)
+            except Exception:
+                self.log.exception("the core failed on a batch; its messages are dead letters")
+                reasons = [INTERNAL_ERROR] * len(events)
+                self._count(label, INTERNAL_ERROR, len(events))
+            for (item, _, ev), reason in zip(run, reasons, strict=True):
+                if reason is None:
+                    self.applied += 1
+                elif reason == DUPLICATE:
+                    self.duplicates += 1
+                else:  # counted by the core already
+                    self.dead_letters[reason] += 1
+                    detail = f"refused by the floor: {reason}"
+                    dead.append(
+                        self._dead_letter(item, Rejection(reason, detail, ev.event_id), received_at)
+                    )
+            start = end
+        return dead
+
+    def _count(self, label: str, reason: str, n: int) -> None:
+        self.dead_letters[reason] += n
+        for _ in range(n):
+            try:
+                self.reject(label, reason)
+            except Exception:
+                self.log.exception("reject callback failed")
+
+    def _dead_letter(self, item: _Item, why: Rejection, received_at: str) -> bytes:
+        raw = item.payload
+        truncated = len(raw) > MAX_PAYLOAD_BYTES
+        if truncated:
+            raw = raw[:MAX_PAYLOAD_BYTES]
+        try:
+            text, encoding = raw.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            text, encoding = base64.b64encode(raw).decode("ascii"), "base64"
+        body = {
+            "reason": why.reason,
+            "detail": why.detail,
+            "topic": item.topic,
+            "payload": text,
+            "encoding": encoding,
+            "truncated": truncated,
+            "received_at": received_at,
+            "event_id": why.event_id,
+        }
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _ack(paho: mqtt.Client, batch: Sequence[mqtt.MQTTMessage]) -> None:
+    """PUBACK every QoS 1 message of a handled batch, in the order received."""
+    for m in batch:
+        if m.qos:
+            paho.ack(m.mid, m.qos)
+
+
+def _pull(paho: mqtt.Client, inbox: Inbox, limit: int) -> None:
+    """Read the packets already waiting on the socket, up to `limit` messages.
+
+    aiomqtt reads one packet per event-loop turn; under load that turn, not the work,
+    is most of the cost per message.  paho's loop_read is its public API for reading
+    in one's own loop; it runs on the loop's thread like aiomqtt's own reader.  It
+    stops at the first turn that brings no new message (no data, or a non-message
+    packet); a lost connection is reported by paho's callbacks as usual.
+    """
+    ok = mqtt.MQTT_ERR_SUCCESS
+    while inbox.qsize() < limit:
+        before = inbox.qsize()
+        if paho.loop_read() != ok or inbox.qsize() == before:
+            return
+
+
+def _event_source(ref: TopicRef) -> str:
+    """FloorEvent.source when the payload names none: the topic below the site."""
+    if ref.ident is None:
+        return f"mqtt:{ref.kind.value}"
+    return f"mqtt:{ref.kind.value}/{ref.ident}"
+
+
+def _item(m: mqtt.MQTTMessage) -> _Item:
+    payload = m.payload
+    raw = payload if type(payload) is bytes else bytes(payload)
+    return _Item(m.topic, raw, bool(m.retain))

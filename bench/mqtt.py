@@ -1,0 +1,370 @@
+"""Benchmark: sustained MQTT ingest from a real Mosquitto into the core, vs a bare subscriber.
+
+Run from the repository root:
+
+    .venv/bin/python bench/mqtt.py            # full run (3 rounds of 100k messages per QoS)
+    .venv/bin/python bench/mqtt.py --quick    # one round of 20k messages (under a minute)
+
+Set-up: a private Mosquitto 2.0 (Debian package) on a free port, persistence on,
+queues large enough that nothing is dropped; `mosquitto_pub -l` (mosquitto-clients,
+C) publishes the stream, one process per machine topic, so the broker and the
+publishers are never the bottleneck and the subscriber's own rate is what is measured.
+The stream: for each of 4 slot machines a card-in then games (games are ~90% of a
+floor's traffic), as JSON payloads that pass every check.
+
+Measured, at QoS 0 and QoS 1, on the same broker in the same run, alternating:
+
+- bare:   a bare aiomqtt subscriber (`async for message in client.messages`, nothing done
+          with the messages): the reference of the issue's target;
+- bare_fast: the same client, but with the ingest's receive loop (several packets read
+          per event-loop turn, paho's messages queued as they are, the queue drained in
+          batches) and nothing done with the messages: ingest / bare_fast is the cost
+          of the work itself;
+- ingest: adapters.mqtt.MqttIngest into a real raps.service.Service (SQLite floor log
+          flushed every 0.5 s and the 0.2 s tick running, as in the daemon): JSON
+          parse, schema check, topic and clock rules, FloorEvent, ordering guard, core
+          apply, manual acknowledgements.
+
+Rate = messages / (time of the last message handled - time of the first received).
+Target (issue): ingest >= 0.7 x bare at each QoS.  The last line printed is one JSON
+object with every figure and whether each target is met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import platform
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import aiomqtt  # noqa: E402
+
+from adapters.mqtt import MqttIngest  # noqa: E402
+from adapters.mqtt.ingest import _pull  # noqa: E402
+from raps.config import parse_config  # noqa: E402
+from raps.logs import configure  # noqa: E402
+from raps.metrics import Metrics  # noqa: E402
+from raps.seal import SeedSealer, load_key  # noqa: E402
+from raps.service import Service  # noqa: E402
+from raps.store.database import open_engine  # noqa: E402
+from tests.mqtt_broker import PrivateMosquitto, floor_config_text  # noqa: E402
+
+TZ = ZoneInfo("Africa/Johannesburg")
+NOW = datetime(2026, 4, 25, 12, 0, tzinfo=TZ)
+MACHINES = ("M01", "M02", "M03", "M04")
+TARGET_RATIO = 0.7
+TIMEOUT = 300.0
+SUBSCRIPTIONS = ("raps/v1/bench/slots/+/events", "raps/v1/bench/tables/+/events")
+
+
+def say(*parts: Any) -> None:
+    print(*parts, flush=True)
+
+
+def write_stream(folder: Path, site: str, n: int, tag: str) -> list[tuple[str, Path]]:
+    """One file of payload lines per machine topic; n messages in all."""
+    out = []
+    per = n // len(MACHINES)
+    base = NOW - timedelta(minutes=30)
+    for mi, machine in enumerate(MACHINES):
+        path = folder / f"{tag}-{machine}.txt"
+        with path.open("w") as f:
+            card = {
+                "event_id": f"{tag}-{machine}-in",
+                "ts": base.isoformat(),
+                "type": "card_inserted",
+                "machine": machine,
+                "card": f"600000000{mi}",
+            }
+            f.write(json.dumps(card, separators=(",", ":")) + "\n")
+            for i in range(per - 1):
+                ts = (base + timedelta(milliseconds=i)).isoformat(timespec="milliseconds")
+                game = {
+                    "event_id": f"{tag}-{machine}-{i}",
+                    "ts": ts,
+                    "type": "game_played",
+                    "machine": machine,
+                    "wager": 100 + (i % 7) * 50,
+                    "win": 0,
+                }
+                f.write(json.dumps(game, separators=(",", ":")) + "\n")
+        out.append((f"raps/v1/{site}/slots/{machine}/events", path))
+    return out
+
+
+async def publish(port: int, qos: int, streams: list[tuple[str, Path]]) -> None:
+    procs = []
+    for topic, path in streams:
+        with path.open("rb") as f:
+            args = ["-h", "127.0.0.1", "-p", str(port), "-q", str(qos), "-t", topic, "-l"]
+            procs.append(
+                await asyncio.create_subprocess_exec("mosquitto_pub", *args, "-M", "200", stdin=f)
+            )
+    for p in procs:
+        if await p.wait() != 0:
+            raise RuntimeError(f"mosquitto_pub exited with {p.returncode}")
+
+
+async def wait_until(done: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.005)
+
+
+def _inbox_type(holder: list[asyncio.Queue[Any]]) -> type[Any]:
+    class Inbox(asyncio.Queue[aiomqtt.Message]):
+        def __init__(self, maxsize: int = 0) -> None:
+            super().__init__(maxsize)
+            holder.append(self)
+
+    return Inbox
+
+
+async def prepare_session(port: int, client_id: str) -> None:
+    """Create the persistent session (subscriptions) that the backlog is queued for."""
+    client = aiomqtt.Client("127.0.0.1", port, identifier=client_id, clean_session=False)
+    async with client:
+        await client.subscribe([(t, 1) for t in SUBSCRIPTIONS])
+
+
+async def feed(
+    port: int, qos: int, streams: list[tuple[str, Path]], live: bool
+) -> asyncio.Task[None]:
+    """Backlog mode: publish everything now and return when the broker holds it."""
+    task = asyncio.create_task(publish(port, qos, streams))
+    if not live:
+        await task
+        await asyncio.sleep(0.5)  # QoS 0: let the broker read the last packets
+    return task
+
+
+async def run_bare(
+    port: int, qos: int, n: int, streams: list[tuple[str, Path]], fast: bool, live: bool
+) -> tuple[float, float]:
+    client_id = f"bench-bare-{uuid.uuid4().hex[:8]}"
+    if not live:
+        await prepare_session(port, client_id)
+        pub = await feed(port, qos, streams, live)
+    holder: list[asyncio.Queue[Any]] = []
+    client = aiomqtt.Client(
+        "127.0.0.1", port, identifier=client_id, clean_session=False,
+        queue_type=_inbox_type(holder),
+    )  # fmt: skip
+    if fast:  # paho's messages as they are, as the ingest queues them
+        queue = holder[0]
+        client._client.on_message = lambda _c, _u, message: queue.put_nowait(message)
+    # backlog: the clock starts at connect (the broker sends as soon as it accepts)
+    first, cpu0 = (0.0, 0.0) if live else (time.perf_counter(), time.process_time())
+    async with client:
+        await client.subscribe([(t, 1) for t in SUBSCRIPTIONS])
+        if live:
+            pub = await feed(port, qos, streams, live)
+        got = 0
+        if fast:
+            inbox = holder[0]
+            paho = client._client
+            while got < n:
+                _pull(paho, inbox, 500)
+                if inbox.empty():
+                    await anext(client.messages)
+                    got += 1
+                while not inbox.empty() and got < n:
+                    inbox.get_nowait()
+                    got += 1
+                if not first:
+                    first, cpu0 = time.perf_counter(), time.process_time()
+        else:
+            async for _message in client.messages:
+                if not first:
+                    first, cpu0 = time.perf_counter(), time.process_time()
+                got += 1
+                if got >= n:
+                    break
+        last, cpu1 = time.perf_counter(), time.process_time()
+        await pub
+    return n / (last - first), (cpu1 - cpu0) / n * 1e6
+
+
+async def every(
+    seconds: float, step: Callable[[], Awaitable[None]], stopping: asyncio.Event
+) -> None:
+    """A periodic step, stopped between steps (never cancelled in a database write)."""
+    while not stopping.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), seconds)
+        await step()
+
+
+async def run_ingest(
+    port: int, qos: int, n: int, streams: list[tuple[str, Path]], folder: Path, live: bool
+) -> tuple[float, dict[str, Any]]:
+    client_id = f"bench-ingest-{uuid.uuid4().hex[:8]}"
+    if not live:
+        await prepare_session(port, client_id)
+        pub = await feed(port, qos, streams, live)
+    cfg = parse_config(floor_config_text(folder, "bench", port))
+    cfg = cfg.model_copy(
+        update={"storage": cfg.storage.model_copy(update={"event_flush_seconds": 0.5})}
+    )
+    sealer = SeedSealer(load_key(folder / "seed.key"))
+    service = Service(cfg, open_engine(cfg.storage.url), sealer, Metrics(), lambda: NOW)
+    await service.start()
+    ingest = MqttIngest(
+        cfg.mqtt, "bench", service.ingest_detailed, service.reject, lambda up: None,
+        lambda: NOW, port=port, known=cfg.layout(), client_id=client_id,
+    )  # fmt: skip
+    first, cpu0 = (0.0, 0.0) if live else (time.perf_counter(), time.process_time())
+    stopping = asyncio.Event()
+    tasks = [
+        asyncio.create_task(ingest.run()),
+        asyncio.create_task(every(cfg.storage.event_flush_seconds, service.flush_events, stopping)),
+        asyncio.create_task(every(0.2, service.tick, stopping)),
+    ]
+    try:
+        if live:
+            await wait_until(lambda: ingest.connected, "ingest connect")
+            pub = await feed(port, qos, streams, live)
+
+        def handled() -> int:
+            return ingest.applied + ingest.duplicates + sum(ingest.dead_letters.values())
+
+        while not first:
+            if ingest.received:
+                first, cpu0 = time.perf_counter(), time.process_time()
+            else:
+                await asyncio.sleep(0.0005)
+        await wait_until(lambda: handled() >= n, "ingest")
+        last, cpu1 = time.perf_counter(), time.process_time()
+        await pub
+        info = {
+            "applied": ingest.applied,
+            "dead_letters": sum(ingest.dead_letters.values()),
+            "duplicates": ingest.duplicates,
+            "cpu_us": (cpu1 - cpu0) / n * 1e6,
+            "mean_batch": round(ingest.received / max(1, ingest.batches), 1),
+        }
+    finally:
+        stopping.set()
+        tasks[0].cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await service.stop()
+    return n / (last - first), info
+
+
+async def bench(n: int, rounds: int, qos_levels: list[int], live: bool) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="raps-bench-mqtt-"))
+    broker = PrivateMosquitto(max_queued=max(1_000_000, 2 * n), extra="queue_qos0_messages true\n")
+    broker.start()
+    say(f"mosquitto on 127.0.0.1:{broker.port}; {n:,} messages per run, {rounds} round(s)")
+    results: dict[str, Any] = {}
+    try:
+        for qos in qos_levels:
+            rates: dict[str, list[float]] = {"bare": [], "bare_fast": [], "ingest": []}
+            cpus: dict[str, list[float]] = {"bare": [], "bare_fast": [], "ingest": []}
+            for r in range(rounds):
+                for kind in ("bare", "ingest", "bare_fast"):
+                    tag = f"q{qos}r{r}{kind}"
+                    streams = write_stream(folder, "bench", n, tag)
+                    if kind == "ingest":
+                        sub = folder / tag
+                        sub.mkdir()
+                        rate, info = await run_ingest(broker.port, qos, n, streams, sub, live)
+                        cpu = info["cpu_us"]
+                        applied, batch = info["applied"], info["mean_batch"]
+                        extra = f", applied {applied:,}, mean batch {batch}"
+                    else:
+                        fast = kind == "bare_fast"
+                        rate, cpu = await run_bare(broker.port, qos, n, streams, fast, live)
+                        extra = ""
+                    rates[kind].append(rate)
+                    cpus[kind].append(cpu)
+                    say(
+                        f"  qos {qos} round {r + 1} {kind:10} {rate:10,.0f} msg/s "
+                        f"({cpu:.0f} us CPU/msg{extra})"
+                    )
+                    for _, path in streams:
+                        path.unlink()
+            med = {k: statistics.median(v) for k, v in rates.items()}
+            ratio = med["ingest"] / med["bare"]
+            say(
+                f"qos {qos}: bare {med['bare']:,.0f}/s, bare_fast {med['bare_fast']:,.0f}/s, "
+                f"ingest {med['ingest']:,.0f}/s: ratio {ratio:.2f} (target >= {TARGET_RATIO})"
+            )
+            results[f"qos{qos}"] = {
+                "bare_msgs_per_s": round(med["bare"]),
+                "bare_fast_msgs_per_s": round(med["bare_fast"]),
+                "ingest_msgs_per_s": round(med["ingest"]),
+                "ratio_vs_bare": round(ratio, 3),
+                "ratio_vs_bare_fast": round(med["ingest"] / med["bare_fast"], 3),
+                "cpu_us_per_msg": {k: round(statistics.median(v), 1) for k, v in cpus.items()},
+                "runs": {k: [round(x) for x in v] for k, v in rates.items()},
+            }
+    finally:
+        broker.close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--quick", action="store_true", help="one round of 20k messages")
+    ap.add_argument("-n", type=int, help="messages per run")
+    ap.add_argument("--rounds", type=int)
+    ap.add_argument(
+        "--live",
+        action="store_true",
+        help="publish while receiving (depends on the publishers' CPU) instead of a backlog",
+    )
+    args = ap.parse_args(argv)
+    n = args.n or (20_000 if args.quick else 100_000)
+    rounds = args.rounds or (1 if args.quick else 3)
+    configure("console", "warning")
+    logging.getLogger("mqtt").setLevel(logging.ERROR)
+    # SIGTERM unwinds like Ctrl-C, so the private broker is stopped and its folder removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    t0 = time.monotonic()
+    results = asyncio.run(bench(n, rounds, [0, 1], args.live))
+    targets = {
+        f"{q}_ingest_ratio_ge_{TARGET_RATIO}": results[q]["ratio_vs_bare"] >= TARGET_RATIO
+        for q in ("qos0", "qos1")
+    }
+    out = {
+        "bench": "mqtt",
+        "mode": "quick" if args.quick else "full",
+        "stream": "live" if args.live else "backlog",
+        "messages_per_run": n,
+        "rounds": rounds,
+        **results,
+        "target_ratio": TARGET_RATIO,
+        "targets_met": targets,
+        "all_targets_met": all(targets.values()),
+        "seconds": round(time.monotonic() - t0, 1),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+    print(json.dumps(out, separators=(",", ":")), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main())
