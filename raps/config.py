@@ -47,6 +47,7 @@ from selector.windows import QualifyingWindow
 
 __all__ = [
     "ROLES",
+    "AreaConfig",
     "Config",
     "ConfigError",
     "CredentialsConfig",
@@ -454,6 +455,11 @@ class HttpConfig(_Model):
     host: str = Field(default="127.0.0.1", min_length=1)
     port: int = Field(default=8080, ge=0, le=65535)
     metrics_token: SecretStr | None = None
+    # the pages' sign-in (raps.auth): cookie flags, lifetime, login rate limit
+    secure_cookies: bool = True
+    session_minutes: int = Field(default=720, gt=0, le=7 * 24 * 60)
+    login_attempts: int = Field(default=5, ge=1)
+    login_window_seconds: float = Field(default=300.0, gt=0)
 
     @field_validator("metrics_token")
     @classmethod
@@ -526,6 +532,10 @@ class MachineConfig(_Model):
     bank: str = Field(min_length=1)
     number: str = Field(min_length=1)
     game_type: str = Field(default="slot", min_length=1)
+    # where it stands on the floor map (metres from the plan's top-left corner); optional,
+    # but given for every machine and table or for none
+    x: float | None = None
+    y: float | None = None
 
     @field_validator("bank", "number", mode="before")
     @classmethod
@@ -540,6 +550,19 @@ class TableConfig(_Model):
     area: str = Field(min_length=1)
     game_type: str = Field(default="table", min_length=1)
     seats: int = Field(default=7, ge=1)
+    # the table's centre on the floor map (metres), like MachineConfig.x / .y
+    x: float | None = None
+    y: float | None = None
+
+
+class AreaConfig(_Model):
+    """An area's rectangle on the floor map (metres), for a floor with positions."""
+
+    name: str = Field(min_length=1)
+    x: float
+    y: float
+    width: float = Field(gt=0)
+    height: float = Field(gt=0)
 
 
 class FloorConfig(_Model):
@@ -549,6 +572,7 @@ class FloorConfig(_Model):
     simulate: SimulateConfig | None = None
     machines: tuple[MachineConfig, ...] = ()
     tables: tuple[TableConfig, ...] = ()
+    areas: tuple[AreaConfig, ...] = ()
 
     @model_validator(mode="after")
     def _one_source(self) -> FloorConfig:
@@ -557,9 +581,52 @@ class FloorConfig(_Model):
             raise _problems([("", "give either floor.simulate or floor.machines/floor.tables")])
         problems = _duplicates("machines", [m.id for m in self.machines], shown="floor.machines")
         problems += _duplicates("tables", [t.id for t in self.tables], shown="floor.tables")
+        problems += self._positions()
         if problems:
             raise _problems(problems)
         return self
+
+    @property
+    def positioned(self) -> bool:
+        """Whether the listed floor gives map positions (x, y) for its machines and tables."""
+        placed: list[MachineConfig | TableConfig] = [*self.machines, *self.tables]
+        return any(i.x is not None for i in placed)
+
+    def _positions(self) -> list[tuple[str, str]]:
+        """Map positions: x with y, on every machine and table or on none; areas need them."""
+        problems: list[tuple[str, str]] = []
+        items: list[tuple[str, int, MachineConfig | TableConfig]] = [
+            ("machines", i, m) for i, m in enumerate(self.machines)
+        ]
+        items += [("tables", i, t) for i, t in enumerate(self.tables)]
+        for section, i, item in items:
+            if (item.x is None) != (item.y is None):
+                missing = "y" if item.y is None else "x"
+                problems.append((f"{section}[{i}].{missing}", "missing (x and y go together)"))
+        if problems:
+            return problems
+        if self.positioned:
+            for section, i, item in items:
+                if item.x is None:
+                    problems.append(
+                        (
+                            f"{section}[{i}]",
+                            "has no x, y: give map positions for every machine and table "
+                            "or for none",
+                        )
+                    )
+                    break
+        if self.areas and not self.positioned:
+            problems.append(
+                ("areas", "area rectangles need x, y on the floor's machines and tables")
+            )
+        problems += _duplicates("areas", [a.name for a in self.areas], what="name",
+                                shown="floor.areas")  # fmt: skip
+        known = {m.area for m in self.machines} | {t.area for t in self.tables}
+        for i, a in enumerate(self.areas):
+            if a.name not in known:
+                problems.append((f"areas[{i}].name", f"no machine or table is in area {a.name!r}"))
+        return problems
 
 
 class EarnConfig(_Model):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from fastapi import FastAPI
 
 from adapters.mqtt import MqttIngest
 from raps.broker import EmbeddedBroker
@@ -64,6 +65,7 @@ class Daemon:
         self.url = ""
         self.broker: EmbeddedBroker | None = None
         self.service: Service | None = None
+        self.app: FastAPI | None = None
         self.started = asyncio.Event()
 
     def _sealer(self) -> SeedSealer:
@@ -90,9 +92,10 @@ class Daemon:
         engine = open_engine(cfg.storage.url)
         service = self.service = Service(cfg, engine, sealer, self.metrics, self.clock, publisher)
         await service.start()
+        self.app = create_app(service, cfg)
         server = _Server(
             uvicorn.Config(
-                create_app(service, cfg),
+                self.app,
                 host=cfg.http.host,
                 port=cfg.http.port,
                 log_level="warning",
@@ -205,6 +208,9 @@ class Daemon:
     ) -> None:
         """SIGTERM: stop taking requests and events, finish the journal write, snapshot."""
         self.log.info("stopping")
+        streams = getattr(self.app.state, "streams", None) if self.app else None
+        if streams is not None:
+            streams.close()  # end open dispatch screens' event streams now
         server.should_exit = True
         for t in sources:  # they acknowledge nothing they have not applied
             t.cancel()

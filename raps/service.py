@@ -42,6 +42,7 @@ from selector.session import (
     Pick,
     Prize,
     PrizeKind,
+    SessionError,
     SessionState,
 )
 
@@ -368,10 +369,16 @@ class Service:
 
             def run() -> list[Record]:
                 start = len(s.records)
-                holder["outcome"], holder["sealed"] = action(s, cmd)
+                try:
+                    holder["outcome"], holder["sealed"] = action(s, cmd)
+                except SessionError as e:
+                    # refused, but what the claim timer did first stands: journal it
+                    holder["refused"] = e
                 return s.records[start:]
 
             await self._journaled(s, run, holder)
+            if "refused" in holder:
+                raise holder["refused"]
             outcome: Outcome = holder["outcome"]
             return CommandResult(outcome, self.journal.head)
 

@@ -1,35 +1,74 @@
-"""The daemon's HTTP API (FastAPI): health, metrics, sessions and their commands.
+"""The daemon's HTTP server (FastAPI): health, metrics, the API, and the staff pages.
 
-Every `/api` route needs a bearer token belonging to a configured user, and checks
-the user's role.  Commands carry a `command_id` chosen by the caller, so a retry
-after a lost connection returns the first answer instead of drawing again.
+Programs call `/api` with a bearer token belonging to a configured user; people sign in
+on `/login` and use the handheld, dispatch, ops, admin and audit pages with a cookie
+(raps.auth, raps.pages).  Every route declares the roles it admits through one Guard
+(the table is in raps.auth), and the OpenAPI document shows them as `x-roles`.  Only
+/healthz, /readyz, /metrics (optionally behind its own bearer token) and the login page
+are open.  Commands carry a `command_id` chosen by the caller, so a retry after a lost
+connection returns the first answer instead of drawing again.
 """
 
+import asyncio
+import gc
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
+from html import escape
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
+from sqlalchemy import text
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from raps.auth import (
+    AUDITORS,
+    READERS,
+    RUNNERS,
+    SIGNED_IN,
+    Access,
+    AuthError,
+    Guard,
+    LoginLimiter,
+    Passwords,
+    Public,
+    WebSessions,
+    cookie_for,
+    publish_access,
+    route_access,
+)
 from raps.config import Config, check_secret
+from raps.pages import register_pages, screen_pick, screen_summary
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession, pick_view
 from raps.store.journal import export_lines, with_pools
 from selector.records import Actor
-from selector.session import SessionError
+from selector.session import SessionError, SessionState
 
-RUNNERS = frozenset({"marketing", "admin"})
-READERS = frozenset({"marketing", "security", "ops", "admin", "auditor"})
-AUDITORS = frozenset({"auditor", "admin"})
+__all__ = ["AUDITORS", "READERS", "RUNNERS", "TokenUsers", "create_app"]
 
-_bearer = HTTPBearer(auto_error=False)
+LIVE_CONFIRMATION = "LIVE"
+BEARER = "\x00bearer"  # the rate limiter's name for unknown bearer tokens (no user has it)
+READY_PROBE_SECONDS = 2.0
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 
 
 class CommandBody(BaseModel):
     command_id: str = Field(min_length=1, max_length=128)
+
+
+class OpenBody(CommandBody):
+    # a signed-in person opening a live session types this word (LIVE); programs need not
+    confirm: str | None = Field(default=None, max_length=32)
 
 
 class DrawBody(CommandBody):
@@ -57,6 +96,9 @@ class TokenUsers:
         self.users = [u for u in cfg.users if u.api_token_hash]
         self._cache: dict[bytes, Actor] = {}
 
+    def cached(self, token: str) -> Actor | None:
+        return self._cache.get(hashlib.sha256(token.encode()).digest())
+
     def resolve(self, token: str) -> Actor | None:
         key = hashlib.sha256(token.encode()).digest()
         actor = self._cache.get(key)
@@ -70,29 +112,143 @@ class TokenUsers:
         return None
 
 
+class WebContext:
+    """What the routes share: the service, the config and the sign-in machinery."""
+
+    def __init__(self, service: Service, cfg: Config) -> None:
+        self.service = service
+        self.cfg = cfg
+        self.tokens = TokenUsers(cfg)
+        self.sessions = WebSessions(cfg.http.session_minutes * 60.0)
+        self.limiter = LoginLimiter(cfg.http.login_attempts, cfg.http.login_window_seconds)
+        self.passwords = Passwords(cfg.users)
+        self.cookie = cookie_for(cfg)
+
+    async def resolve_token(self, token: str, address: str) -> Actor | None:
+        """A bearer token's user: cached after its first check, which runs in a worker
+        thread; unknown tokens count as failed sign-ins of the address (then 429)."""
+        actor = self.tokens.cached(token)
+        if actor is not None:
+            return actor
+        wait = self.limiter.retry_after(BEARER, address)
+        if wait > 0:
+            raise AuthError(429, "too many unknown tokens; try again later",
+                            retry_after=int(wait) + 1)  # fmt: skip
+        actor = await self.passwords.run(lambda: self.tokens.resolve(token))
+        if actor is None:
+            self.limiter.failed(BEARER, address)
+        return actor
+
+    def guard(self, roles: frozenset[str], *, page: bool = False) -> Guard:
+        return Guard(Access(roles, page), self.sessions, self.resolve_token, self.cookie)
+
+
+def _forbidden_page(detail: str) -> str:
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,"><link rel="stylesheet" href="/static/public/app.css">'
+        "<title>Not for this role - RAPS</title></head>"
+        '<body class="plain"><main class="notice"><h1>Not for your role</h1>'
+        f"<p>{escape(detail)}.</p>"
+        '<p><a class="button" href="/">My page</a> '
+        '<a class="button secondary" href="/login">Sign in as someone else</a></p>'
+        "</main></body></html>"
+    )
+
+
+class Gatekeeper:
+    """ASGI middleware: security headers on every answer, and an early refusal of any
+    request without credentials to a route that is not public (including unknown paths,
+    and before a request body is parsed).  The route's own Guard then checks the role."""
+
+    def __init__(self, app: ASGIApp, web: WebContext, fastapi_app: FastAPI) -> None:
+        self.app = app
+        self.web = web
+        self.fastapi_app = fastapi_app
+
+    def _is_public(self, scope: Scope) -> bool:
+        for route in self.fastapi_app.router.routes:
+            if isinstance(route, APIRoute):
+                match, _ = route.matches(scope)
+                if match == Match.FULL:
+                    access = route_access(route)
+                    return access is not None and access.roles is None
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers: list[tuple[bytes, bytes]] = list(message.get("headers", []))
+                names = {k.lower() for k, _ in headers}
+                extra = [
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"content-security-policy", CSP.encode()),
+                ]
+                if b"cache-control" not in names:
+                    extra.append((b"cache-control", b"no-store"))
+                message["headers"] = headers + extra
+            await send(message)
+
+        request = Request(scope)
+        has_bearer = "authorization" in request.headers
+        signed_in = self.web.sessions.get(request.cookies.get(self.web.cookie)) is not None
+        if not (has_bearer or signed_in or self._is_public(scope)):
+            path = scope["path"]
+            response: Response
+            wants_page = scope["method"] == "GET" and not path.startswith(("/api/", "/static/"))
+            if wants_page and path != "/openapi.json":
+                response = RedirectResponse(f"/login?next={_quote(path)}", 303)
+            else:
+                response = JSONResponse(
+                    {"detail": "sign in first"}, 401, {"WWW-Authenticate": "Bearer"}
+                )
+            await response(scope, receive, send_with_headers)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+
+def _quote(path: str) -> str:
+    return quote(path, safe="/")
+
+
 def create_app(service: Service, cfg: Config) -> FastAPI:
-    app = FastAPI(title="RAPS floor service", version="1", docs_url=None, redoc_url=None)
-    users = TokenUsers(cfg)
+    app = FastAPI(
+        title="RAPS floor service",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,  # served below, to signed-in callers only
+    )
+    web = WebContext(service, cfg)
+    app.state.web = web
     metrics_token = cfg.http.metrics_token.get_secret_value() if cfg.http.metrics_token else None
 
     def role(allowed: frozenset[str]) -> Callable[..., Awaitable[Actor]]:
-        async def dependency(
-            creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-        ) -> Actor:
-            if creds is None or creds.scheme.lower() != "bearer":
-                raise HTTPException(401, "sign in first", {"WWW-Authenticate": "Bearer"})
-            actor = users.resolve(creds.credentials)
-            if actor is None:
-                raise HTTPException(401, "unknown token", {"WWW-Authenticate": "Bearer"})
-            if actor.role not in allowed:
-                raise HTTPException(403, f"role {actor.role} may not do this")
-            return actor
-
-        return dependency
+        return web.guard(allowed)
 
     Runner = Annotated[Actor, Depends(role(RUNNERS))]
     Reader = Annotated[Actor, Depends(role(READERS))]
     Auditor = Annotated[Actor, Depends(role(AUDITORS))]
+    SignedIn = Annotated[Actor, Depends(role(SIGNED_IN))]
+    public = [Depends(Public())]
+
+    @app.exception_handler(AuthError)
+    async def _auth(request: Request, e: AuthError) -> Response:
+        if e.page and e.status == 401:
+            return RedirectResponse(f"/login?next={_quote(request.url.path)}", 303)
+        if e.page and e.status == 403:
+            return HTMLResponse(_forbidden_page(e.detail), e.status)
+        headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else {}
+        if e.retry_after is not None:
+            headers["Retry-After"] = str(e.retry_after)
+        return JSONResponse({"detail": e.detail}, e.status, headers)
 
     @app.exception_handler(UnknownSession)
     async def _unknown(_r: Request, e: UnknownSession) -> JSONResponse:
@@ -106,19 +262,32 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     async def _journal(_r: Request, e: JournalUnavailable) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, 503)
 
-    @app.get("/healthz", tags=["health"])
+    @app.get("/healthz", tags=["health"], dependencies=public)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], dependencies=public)
     async def readyz() -> JSONResponse:
-        down = [name for name, up in service.sources.items() if not up]
-        ready = service.storage_ok and not down
+        ready, down = service.ready()
+        storage = service.storage_ok and await storage_answers()
+        ready = ready and storage
         service.metrics.ready.set(1 if ready else 0)
-        body = {"ready": ready, "storage": service.storage_ok, "sources_down": down}
+        body = {"ready": ready, "storage": storage, "sources_down": down}
         return JSONResponse(body, 200 if ready else 503)
 
-    @app.get("/metrics", tags=["health"], response_class=PlainTextResponse)
+    async def storage_answers() -> bool:
+        """A round trip to the database: a quiet floor writes nothing that would fail."""
+        try:
+            async with asyncio.timeout(READY_PROBE_SECONDS), service.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception:
+            # aiosqlite leaves the worker thread of a failed connect to the garbage
+            # collector; collect now, while its event loop still runs to hear from it
+            gc.collect()
+            return False
+        return True
+
+    @app.get("/metrics", tags=["health"], response_class=PlainTextResponse, dependencies=public)
     async def metrics(request: Request) -> Response:
         if metrics_token is not None:
             given = request.headers.get("authorization", "")
@@ -126,6 +295,10 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
                 raise HTTPException(401, "metrics need the bearer token")
         service.update_pool_gauges()
         return Response(service.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @app.get("/openapi.json", tags=["meta"])
+    async def openapi(_a: SignedIn) -> JSONResponse:
+        return JSONResponse(app.openapi())
 
     @app.get("/api/sessions", tags=["sessions"])
     async def sessions(_a: Reader) -> list[dict[str, Any]]:
@@ -136,13 +309,15 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
                 "state": s.state.value,
                 "rehearsal": s.rehearsal,
                 "picks": len(s.picks),
+                "starts": cfg.session_start(s.session_id).isoformat(),
+                "claim_seconds": s.rules.claim_seconds,
             }
             for s in service.sessions.values()
         ]
 
     @app.get("/api/sessions/{session_id}", tags=["sessions"])
     async def session(session_id: str, _a: Reader) -> dict[str, Any]:
-        return service.summary(session_id)
+        return screen_summary(service.summary(session_id))
 
     @app.get("/api/pools", tags=["pools"])
     async def pools(_a: Reader) -> list[dict[str, Any]]:
@@ -183,14 +358,28 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
         return {
             "replayed": o.replayed,
             "no_eligible": o.no_eligible,
-            "pick": pick_view(o.pick) if o.pick is not None else None,
+            "pick": screen_pick(pick_view(o.pick)) if o.pick is not None else None,
             "journal_head": {"seq": result.head.seq, "hash": result.head.hash}
             if result.head
             else None,
         }
 
     @app.post("/api/sessions/{session_id}/open", tags=["commands"])
-    async def open_(session_id: str, body: CommandBody, actor: Runner) -> dict[str, Any]:
+    async def open_(
+        session_id: str, body: OpenBody, actor: Runner, request: Request
+    ) -> dict[str, Any]:
+        s = service.session(session_id)
+        by_page = getattr(request.state, "web_session", None) is not None
+        if (
+            by_page
+            and not s.rehearsal
+            and s.state == SessionState.SCHEDULED
+            and not s.answered(body.command_id)
+            and (body.confirm or "").strip().upper() != LIVE_CONFIRMATION
+        ):
+            raise HTTPException(
+                400, f"session {session_id} is live: type {LIVE_CONFIRMATION} to open it"
+            )
         return answer(await service.open(session_id, actor, body.command_id))
 
     @app.post("/api/sessions/{session_id}/draw", tags=["commands"])
@@ -225,4 +414,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     async def close(session_id: str, body: CloseBody, actor: Runner) -> dict[str, Any]:
         return answer(await service.close(session_id, actor, body.command_id, body.force))
 
+    register_pages(app, web)
+    publish_access(app.routes)
+    app.add_middleware(Gatekeeper, web=web, fastapi_app=app)
     return app

@@ -1,0 +1,374 @@
+"""Who may call what: roles, page sign-in (cookie sessions), CSRF and the login rate limit.
+
+Programs call the API with a bearer token (`Authorization: Bearer ...`); people sign in on
+the login page and get a cookie.  Both resolve to an `Actor` (user, role) that every route
+checks against the roles it declares (`Guard`), and that the journal records.
+
+- Cookie sessions live in memory (a restart signs everyone out), keyed by the SHA-256 of a
+  256-bit random token; they expire `http.session_minutes` after sign-in.  The cookie is
+  `HttpOnly`, `SameSite=Strict`, `Path=/` and, by default, `Secure` with the `__Host-`
+  prefix.
+- CSRF: a state-changing request authenticated by the cookie must carry the session's
+  token in `X-CSRF-Token` (synchronizer token; the page reads it from `/api/me`) and, when
+  the browser sends one, an `Origin` of this very server.  A bearer token is not an ambient
+  credential, so bearer requests need no CSRF token.
+- Sign-in: the secret is checked with argon2id/scrypt (`check_secret`, slow on purpose) in
+  a worker thread, two at a time; failures are counted per (user, address) and per address,
+  and past `http.login_attempts` in `http.login_window_seconds` the answer is 429 without
+  any check.  An unknown user costs the same check as a known one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from fastapi import Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+
+from raps.config import ROLES, Config, UserConfig, check_secret, hash_secret
+from selector.records import Actor
+
+# ---------------------------------------------------------------------------- roles
+# The one table of who may do what.  Each route names one of these sets through its
+# Guard; the app copies it into the OpenAPI document as `x-roles`.
+
+ALL_ROLES = frozenset(ROLES)
+RUNNERS = frozenset({"marketing", "admin"})  # run draw sessions
+READERS = ALL_ROLES  # read sessions, pools and the journal head
+WATCHERS = frozenset({"marketing", "security", "admin"})  # live session updates
+DISPATCHERS = frozenset({"security", "admin"})  # the dispatch screen and floor map
+OPERATORS = frozenset({"ops", "admin"})  # pools and health page
+AUDITORS = frozenset({"auditor", "admin"})  # journal export
+ADMINS = frozenset({"admin"})  # users and config
+SIGNED_IN = ALL_ROLES
+
+_R = TypeVar("_R")
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_HEADER = "x-csrf-token"
+
+
+class AuthError(Exception):
+    """Refused before the route runs: 401 (who are you?), 403 (not you, or no CSRF) or
+    429 (too many unknown tokens from this address)."""
+
+    def __init__(
+        self, status: int, detail: str, *, page: bool = False, retry_after: int | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.page = page
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What a route allows: its roles, or public; and whether it is a page (HTML)."""
+
+    roles: frozenset[str] | None  # None: public
+    page: bool = False
+
+
+def cookie_name(secure: bool) -> str:
+    # the __Host- prefix makes the browser refuse the cookie unless Secure, Path=/, no Domain
+    return "__Host-raps" if secure else "raps_session"
+
+
+# ------------------------------------------------------------------- web sessions
+
+
+@dataclass(slots=True)
+class WebSession:
+    user: str
+    role: str
+    csrf: str
+    expires: float  # time.monotonic()
+    created: float = field(default_factory=time.time)  # wall clock, for display only
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(self.user, self.role)
+
+
+class WebSessions:
+    """Signed-in browsers, in memory, keyed by the SHA-256 of their cookie token."""
+
+    def __init__(
+        self,
+        lifetime_seconds: float,
+        max_sessions: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.lifetime = lifetime_seconds
+        self.max_sessions = max_sessions
+        self.clock = clock
+        self._by_hash: dict[bytes, WebSession] = {}
+
+    @staticmethod
+    def _key(token: str) -> bytes:
+        return hashlib.sha256(token.encode()).digest()
+
+    def create(self, user: str, role: str) -> tuple[str, WebSession]:
+        """A new session (a fresh token on every sign-in: no fixation) and its token."""
+        self.purge()
+        if len(self._by_hash) >= self.max_sessions:  # drop the oldest, never grow unbounded
+            oldest = min(self._by_hash, key=lambda k: self._by_hash[k].expires)
+            del self._by_hash[oldest]
+        token = secrets.token_urlsafe(32)
+        ws = WebSession(user, role, secrets.token_urlsafe(32), self.clock() + self.lifetime)
+        self._by_hash[self._key(token)] = ws
+        return token, ws
+
+    def get(self, token: str | None) -> WebSession | None:
+        if not token or len(token) > 256:
+            return None
+        key = self._key(token)
+        ws = self._by_hash.get(key)
+        if ws is None:
+            return None
+        if ws.expires <= self.clock():
+            del self._by_hash[key]
+            return None
+        return ws
+
+    def end(self, token: str | None) -> WebSession | None:
+        if not token:
+            return None
+        return self._by_hash.pop(self._key(token), None)
+
+    def end_user(self, user: str) -> int:
+        """Sign a user out everywhere (a lost handheld); how many sessions ended."""
+        keys = [k for k, ws in self._by_hash.items() if ws.user == user]
+        for k in keys:
+            del self._by_hash[k]
+        return len(keys)
+
+    def count(self, user: str) -> int:
+        now = self.clock()
+        return sum(1 for ws in self._by_hash.values() if ws.user == user and ws.expires > now)
+
+    def purge(self) -> None:
+        now = self.clock()
+        for k in [k for k, ws in self._by_hash.items() if ws.expires <= now]:
+            del self._by_hash[k]
+
+
+# --------------------------------------------------------------------- rate limit
+
+
+class LoginLimiter:
+    """Failed sign-ins per (user, address) and per address within a sliding window."""
+
+    def __init__(
+        self,
+        attempts: int,
+        window_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        per_address_factor: int = 4,
+    ) -> None:
+        self.attempts = attempts
+        self.window = window_seconds
+        self.clock = clock
+        self.per_address = attempts * per_address_factor
+        self._fails: dict[tuple[str, str], deque[float]] = {}
+
+    def _recent(self, key: tuple[str, str]) -> deque[float]:
+        q = self._fails.get(key)
+        if q is None:
+            return deque()
+        cutoff = self.clock() - self.window
+        while q and q[0] <= cutoff:
+            q.popleft()
+        if not q:
+            del self._fails[key]
+        return q
+
+    def retry_after(self, user: str, address: str) -> float:
+        """0 when a sign-in may be tried now, else the seconds to wait."""
+        waits = []
+        for key, limit in (
+            ((user.lower(), address), self.attempts),
+            (("", address), self.per_address),
+        ):
+            q = self._recent(key)
+            if len(q) >= limit:
+                waits.append(q[-limit] + self.window - self.clock())
+        return max(0.0, *waits) if waits else 0.0
+
+    def failed(self, user: str, address: str) -> None:
+        now = self.clock()
+        for key in ((user.lower(), address), ("", address)):
+            self._fails.setdefault(key, deque()).append(now)
+        if len(self._fails) > 100_000:  # a flood of names: forget the stalest
+            for k in list(self._fails)[:50_000]:
+                del self._fails[k]
+
+    def succeeded(self, user: str, address: str) -> None:
+        self._fails.pop((user.lower(), address), None)
+
+
+class Passwords:
+    """Checks a user's PIN or password without blocking the event loop."""
+
+    def __init__(self, users: tuple[UserConfig, ...], concurrency: int = 2) -> None:
+        self.users = {u.name: u for u in users}
+        self._gate = asyncio.Semaphore(concurrency)
+        self._dummy: str | None = None
+
+    async def run(self, check: Callable[[], _R]) -> _R:
+        """Run a slow secret check in a worker thread, at most `concurrency` at once."""
+        async with self._gate:
+            return await asyncio.to_thread(check)
+
+    async def check(self, user: str, secret: str) -> UserConfig | None:
+        u = self.users.get(user)
+        async with self._gate:
+            if u is None:
+                # spend the same work as for a real user, so timing tells nothing
+                if self._dummy is None:
+                    self._dummy = await asyncio.to_thread(hash_secret, secrets.token_hex(16))
+                await asyncio.to_thread(check_secret, secret, self._dummy)
+                return None
+            ok = await asyncio.to_thread(check_secret, secret, u.password_hash)
+        return u if ok else None
+
+
+# -------------------------------------------------------------------- the checks
+
+
+def same_origin(request: Request) -> bool:
+    """False when the browser says the request comes from another site."""
+    origin = request.headers.get("origin")
+    if origin is not None:
+        # behind a TLS proxy the browser's host may arrive as X-Forwarded-Host
+        hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")}
+        if origin == "null" or origin.split("://", 1)[-1] not in hosts:
+            return False
+    site = request.headers.get("sec-fetch-site")
+    return site in (None, "same-origin", "none")
+
+
+class Guard:
+    """A route's access check, as a FastAPI dependency that returns the caller's Actor.
+
+    Bearer first (exactly the API's behaviour for programs), else the sign-in cookie with
+    CSRF on state-changing methods.  Raises AuthError; pages turn a 401 into a redirect
+    to the login page.
+    """
+
+    def __init__(
+        self,
+        access: Access,
+        sessions: WebSessions,
+        resolve_token: Callable[[str, str], Awaitable[Actor | None]],
+        cookie: str,
+    ) -> None:
+        assert access.roles is not None
+        self.access = access
+        self.roles: frozenset[str] = access.roles
+        self.sessions = sessions
+        self.resolve_token = resolve_token
+        self.cookie = cookie
+
+    async def __call__(self, request: Request) -> Actor:
+        page = self.access.page
+        header = request.headers.get("authorization")
+        if header is not None:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise AuthError(401, "sign in first", page=page)
+            address = request.client.host if request.client else "?"
+            actor = await self.resolve_token(token.strip(), address)
+            if actor is None:
+                raise AuthError(401, "unknown token", page=page)
+        else:
+            ws = self.sessions.get(request.cookies.get(self.cookie))
+            if ws is None:
+                raise AuthError(401, "sign in first", page=page)
+            if request.method not in SAFE_METHODS:
+                given = request.headers.get(CSRF_HEADER, "")
+                if not (
+                    same_origin(request) and hmac.compare_digest(given.encode(), ws.csrf.encode())
+                ):
+                    raise AuthError(403, "missing or wrong CSRF token", page=page)
+            actor = ws.actor
+            request.state.web_session = ws
+        if actor.role not in self.roles:
+            raise AuthError(403, f"role {actor.role} may not do this", page=page)
+        return actor
+
+
+class Public:
+    """Marks a route as open to anyone (health, metrics, the login page)."""
+
+    def __init__(self, page: bool = False) -> None:
+        self.access = Access(None, page)
+
+    async def __call__(self) -> None:
+        return None
+
+
+def route_access(route: APIRoute) -> Access | None:
+    """The access a route declares through its Guard or Public dependency (None: none)."""
+    found: list[Access] = []
+
+    def walk(d: Dependant) -> None:
+        if isinstance(d.call, Guard | Public):
+            found.append(d.call.access)
+        for sub in d.dependencies:
+            walk(sub)
+
+    walk(route.dependant)
+    if len(found) > 1 and len({a.roles for a in found}) > 1:
+        raise RuntimeError(f"{route.path}: more than one access rule")
+    return found[0] if found else None
+
+
+def publish_access(routes: list[Any]) -> None:
+    """Copy each route's access into its OpenAPI operation (x-roles, x-public, x-page);
+    a route that declares none is a bug and stops the app from being built."""
+    for route in routes:
+        if not isinstance(route, APIRoute):
+            continue
+        access = route_access(route)
+        if access is None:
+            raise RuntimeError(f"route {route.path} declares no roles")
+        extra: dict[str, Any] = dict(route.openapi_extra or {})
+        if access.roles is None:
+            extra["x-public"] = True
+        else:
+            extra["x-roles"] = sorted(access.roles)
+        if access.page:
+            extra["x-page"] = True
+        route.openapi_extra = extra
+
+
+def safe_next(target: str | None, default: str) -> str:
+    """A same-site path to go to after sign-in (no open redirect)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return default
+    return target
+
+
+def home_for(role: str) -> str:
+    return {
+        "marketing": "/handheld",
+        "security": "/dispatch",
+        "ops": "/ops",
+        "admin": "/admin",
+        "auditor": "/audit",
+    }.get(role, "/login")
+
+
+def cookie_for(cfg: Config) -> str:
+    return cookie_name(cfg.http.secure_cookies)

@@ -1,0 +1,180 @@
+// RAPS pages: shared helpers (no framework, no build step, nothing from a CDN).
+// Data is put into the page with textContent only, never as HTML.
+"use strict";
+
+const RAPS = (() => {
+  let me = null;
+  let offsetMs = 0; // server clock minus this device's clock
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (k === "dataset") Object.assign(node.dataset, v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === null || c === undefined || c === false) continue;
+      node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return node;
+  }
+
+  function toLogin() {
+    const next = location.pathname + location.hash;
+    location.assign("/login?next=" + encodeURIComponent(next));
+  }
+
+  async function getJSON(path) {
+    const r = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (r.status === 401) {
+      toLogin();
+      throw new Error("signed out");
+    }
+    if (!r.ok) {
+      let detail = r.statusText;
+      try { detail = (await r.json()).detail || detail; } catch (_) { /* not JSON */ }
+      throw new Error(detail);
+    }
+    return r.json();
+  }
+
+  // A POST with the CSRF token. Network failures reject; HTTP answers resolve.
+  function post(path, body) {
+    return fetch(path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json",
+        "X-CSRF-Token": me ? me.csrf_token || "" : "",
+      },
+      body: JSON.stringify(body || {}),
+    });
+  }
+
+  async function loadMe() {
+    me = await getJSON("/api/me");
+    syncClock(me.now);
+    return me;
+  }
+
+  function syncClock(serverIso) {
+    const t = Date.parse(serverIso);
+    if (!Number.isNaN(t)) offsetMs = t - Date.now();
+  }
+
+  function now() {
+    return Date.now() + offsetMs;
+  }
+
+  function secondsLeft(deadlineIso) {
+    return Math.max(0, (Date.parse(deadlineIso) - now()) / 1000);
+  }
+
+  async function signOut() {
+    try { await post("/logout", {}); } catch (_) { /* leaving anyway */ }
+    location.assign("/login");
+  }
+
+  function uuid() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+
+  function where(loc) {
+    if (!loc) return ["", ""];
+    if (loc.kind === "slots") return [loc.area, `Bank ${loc.bank} · Machine ${loc.number}`];
+    return [loc.area, `Table ${loc.table} · Seat ${loc.seat}`];
+  }
+
+  const KIND = { slots: "Slot", tables: "Table" };
+  const PRIZE = { cash: "cash", plus_play: "+Play", voucher: "voucher" };
+
+  function money(minor) {
+    const rands = minor / 100;
+    return "R" + rands.toLocaleString("en-ZA", { minimumFractionDigits: rands % 1 ? 2 : 0, maximumFractionDigits: 2 });
+  }
+
+  function outcome(p) {
+    switch (p.state) {
+      case "pending": return "pending";
+      case "verified": return "verified (ID seen)";
+      case "awarded": return `awarded ${money(p.prize.amount)} ${PRIZE[p.prize.kind] || p.prize.kind}, envelope ${p.prize.envelope}`;
+      case "no_show": return "no-show";
+      case "void": return `void: ${p.void_reason || ""}`;
+      default: return p.state;
+    }
+  }
+
+  function clockText(tz) {
+    try {
+      return new Date(now()).toLocaleTimeString("en-GB", { timeZone: tz, hour12: false });
+    } catch (_) {
+      return new Date(now()).toLocaleTimeString("en-GB", { hour12: false });
+    }
+  }
+
+  // A server-sent event stream that reconnects by itself, also after the server
+  // refused it (EventSource alone gives up then) or went quiet.
+  function liveStream(url, handlers) {
+    let es = null;
+    let lastSeen = Date.now();
+    let stopped = false;
+    let retry = null;
+    function open() {
+      if (stopped) return;
+      es = new EventSource(url);
+      es.addEventListener("open", () => { lastSeen = Date.now(); handlers.status(true); });
+      es.addEventListener("summary", (ev) => {
+        lastSeen = Date.now();
+        const data = JSON.parse(ev.data);
+        syncClock(data.now);
+        handlers.summary(data.session);
+      });
+      es.addEventListener("ping", (ev) => {
+        lastSeen = Date.now();
+        try { syncClock(JSON.parse(ev.data).now); } catch (_) { /* keep the old offset */ }
+      });
+      es.addEventListener("error", () => {
+        handlers.status(false);
+        if (es.readyState === EventSource.CLOSED) {
+          es = null;
+          // refused (signed out?) or gone: check who we are, then try again
+          fetch("/api/me", { credentials: "same-origin" })
+            .then((r) => { if (r.status === 401) toLogin(); })
+            .catch(() => {});
+          clearTimeout(retry);
+          retry = setTimeout(open, 1500);
+        }
+      });
+    }
+    const watchdog = setInterval(() => {
+      if (es && Date.now() - lastSeen > 45000) { // pings come every 15 s
+        es.close();
+        es = null;
+        handlers.status(false);
+        open();
+      }
+    }, 5000);
+    open();
+    return {
+      close() {
+        stopped = true;
+        clearInterval(watchdog);
+        clearTimeout(retry);
+        if (es) es.close();
+      },
+    };
+  }
+
+  return {
+    el, getJSON, post, loadMe, syncClock, now, secondsLeft, signOut, uuid, where, KIND,
+    PRIZE, money, outcome, clockText, liveStream, toLogin,
+    get me() { return me; },
+  };
+})();

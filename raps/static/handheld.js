@@ -1,0 +1,520 @@
+// The marketing handheld: pick a session, open it, draw, resolve, award, close.
+//
+// Every command gets an id here, once, when the person taps; the id is kept in
+// localStorage until the server has answered.  A lost connection (or a reload, or a
+// sign-in in between) re-sends the *same* id, and the server answers a repeated id with
+// the first outcome, so a retry never draws twice.
+"use strict";
+(() => {
+  const { el } = RAPS;
+  const $ = (id) => document.getElementById(id);
+  const FILLED = ["pending", "verified", "awarded"];
+  const REASONS = [
+    "Not at the machine / seat",
+    "Card played by someone else",
+    "ID does not match the card",
+    "Not eligible (excluded, under age)",
+  ];
+
+  let me = null;
+  let sessions = [];
+  let sid = null;
+  let summary = null;
+  let pools = [];
+  let stream = null;
+  let poolTimer = null;
+  let busy = false;
+  let retryNow = null;
+  let verification = null;
+  const cards = new Map(); // pick number -> { state, node }
+
+  // ------------------------------------------------------------------ helpers
+
+  function toast(text, bad) {
+    const t = $("toast");
+    t.textContent = text;
+    t.className = "toast" + (bad ? " bad" : "");
+    t.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(() => { t.hidden = true; }, bad ? 6000 : 3500);
+  }
+
+  const sleep = (ms) => new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    retryNow = () => { clearTimeout(timer); resolve(); };
+  });
+
+  function localDay(iso) {
+    return new Intl.DateTimeFormat("en-CA", { timeZone: me.site.timezone }).format(new Date(iso));
+  }
+
+  function localTime(iso) {
+    return new Date(iso).toLocaleString("en-GB", {
+      timeZone: me.site.timezone, weekday: "short", day: "numeric", month: "short",
+      hour: "2-digit", minute: "2-digit",
+    });
+  }
+
+  // Buttons that send a command carry data-cmd; they are all off while one is in flight.
+  function cmdButton(attrs, ...children) {
+    const b = el("button", { type: "button", ...attrs, dataset: { cmd: "1", ...(attrs.dataset || {}) } }, ...children);
+    b.disabled = busy || b.dataset.blocked === "1";
+    return b;
+  }
+
+  function setBlocked(button, blocked) {
+    button.dataset.blocked = blocked ? "1" : "0";
+    button.disabled = busy || blocked;
+  }
+
+  function setBusy(value) {
+    busy = value;
+    for (const b of document.querySelectorAll("button[data-cmd]")) {
+      b.disabled = busy || b.dataset.blocked === "1";
+    }
+  }
+
+  // Two taps for what cannot be undone: the first arms the button for 4 s.
+  function confirmTap(button, armedText, action) {
+    const idle = button.textContent;
+    button.addEventListener("click", () => {
+      if (button.dataset.armed === "1") {
+        button.dataset.armed = "0";
+        button.textContent = idle;
+        action();
+        return;
+      }
+      button.dataset.armed = "1";
+      button.textContent = armedText;
+      setTimeout(() => {
+        if (button.dataset.armed === "1") {
+          button.dataset.armed = "0";
+          button.textContent = idle;
+        }
+      }, 4000);
+    });
+  }
+
+  // ----------------------------------------------------------------- commands
+
+  const pendingKey = () => `raps.pending.${me.user}`;
+
+  function readPending() {
+    try { return JSON.parse(localStorage.getItem(pendingKey()) || "null"); } catch (_) { return null; }
+  }
+
+  function command(path, body, label) {
+    if (busy || !sid) return Promise.resolve(null);
+    const cmd = { sid, path, label, body: { ...body, command_id: RAPS.uuid() } };
+    localStorage.setItem(pendingKey(), JSON.stringify(cmd));
+    return send(cmd);
+  }
+
+  async function send(cmd) {
+    setBusy(true);
+    let delay = 500;
+    try {
+      for (;;) {
+        let r = null;
+        try {
+          r = await RAPS.post(`/api/sessions/${encodeURIComponent(cmd.sid)}/${cmd.path}`, cmd.body);
+        } catch (_) {
+          r = null; // no answer: the command may or may not have arrived
+        }
+        if (r && r.status === 401) {
+          RAPS.toLogin(); // the command stays stored and is re-sent after sign-in
+          return null;
+        }
+        let data = {};
+        if (r) {
+          try { data = await r.json(); } catch (_) { data = {}; }
+        }
+        if (r && r.status === 403 && String(data.detail || "").includes("CSRF")) {
+          await RAPS.loadMe(); // signed in again elsewhere: take the new token, same command
+          continue;
+        }
+        if (r && r.status < 500) {
+          localStorage.removeItem(pendingKey());
+          $("net-banner").hidden = true;
+          if (!r.ok) {
+            onRefused(cmd, r.status, data);
+          } else {
+            onAnswer(cmd, data);
+          }
+          await refresh();
+          return data;
+        }
+        const why = r ? (data.detail || `server error ${r.status}`) : "no connection";
+        $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
+        $("net-banner").hidden = false;
+        await sleep(delay);
+        delay = Math.min(delay * 2, 5000);
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function onAnswer(cmd, data) {
+    if (data.no_eligible) {
+      toast(`No eligible ${cmd.body.kind === "tables" ? "table" : "slot"} player right now`, true);
+    } else if (data.replayed) {
+      toast(`"${cmd.label}" was already done: nothing was done twice`);
+    } else if (data.pick && cmd.path === "draw") {
+      toast(`Winner #${data.pick.pick} drawn`);
+    }
+    if (cmd.path === "open") $("live-confirm").value = "";
+  }
+
+  function onRefused(cmd, status, data) {
+    const detail = typeof data.detail === "string" ? data.detail : `refused (${status})`;
+    toast(detail, true);
+    if (cmd.path === "close" && /pending/.test(detail)) $("force-close-btn").hidden = false;
+  }
+
+  // ------------------------------------------------------------------ loading
+
+  async function loadSessions() {
+    sessions = await RAPS.getJSON("/api/sessions");
+    const today = localDay(new Date(RAPS.now()).toISOString());
+    const rank = (s) => (localDay(s.starts) === today ? 0 : 2) + (s.state === "closed" ? 1 : 0);
+    sessions.sort((a, b) => rank(a) - rank(b) || a.starts.localeCompare(b.starts));
+    const list = $("session-list");
+    list.replaceChildren(...sessions.map((s) => {
+      const isToday = localDay(s.starts) === today;
+      return el("button", {
+        type: "button",
+        class: "session-item" + (isToday ? " today" : ""),
+        dataset: { session: s.session_id },
+        onclick: () => enter(s.session_id),
+      },
+      el("span", { class: "s-id" }, s.session_id),
+      el("span", { class: "s-meta" },
+        isToday ? el("span", { class: "tag today" }, "TODAY") : null,
+        el("span", { class: "tag " + (s.rehearsal ? "rehearsal" : "live") }, s.rehearsal ? "REHEARSAL" : "LIVE"),
+        `${s.state} · ${localTime(s.starts)} · ${s.picks} picks`));
+    }));
+    if (!sessions.length) list.append(el("p", {}, "No session is configured."));
+  }
+
+  async function refresh() {
+    if (!sid) return;
+    try {
+      summary = await RAPS.getJSON(`/api/sessions/${encodeURIComponent(sid)}`);
+      render();
+    } catch (_) { /* the stream will bring it */ }
+  }
+
+  async function loadPools() {
+    try {
+      pools = await RAPS.getJSON("/api/pools");
+      renderCounts();
+    } catch (_) { /* keep the last counts */ }
+  }
+
+  function showChoose() {
+    if (stream) stream.close();
+    stream = null;
+    clearInterval(poolTimer);
+    sid = null;
+    summary = null;
+    verification = null;
+    cards.clear();
+    $("active").replaceChildren();
+    $("session").hidden = true;
+    $("choose").hidden = false;
+    $("mode-banner").hidden = true;
+    $("live-banner").hidden = true;
+    if (location.hash) history.replaceState(null, "", location.pathname);
+    loadSessions().catch((e) => toast(e.message, true));
+  }
+
+  async function enter(id) {
+    sid = id;
+    cards.clear();
+    verification = null;
+    $("active").replaceChildren();
+    $("force-close-btn").hidden = true;
+    history.replaceState(null, "", "#" + encodeURIComponent(id));
+    $("choose").hidden = true;
+    $("session").hidden = false;
+    summary = await RAPS.getJSON(`/api/sessions/${encodeURIComponent(id)}`);
+    render();
+    if (stream) stream.close();
+    stream = RAPS.liveStream(`/api/stream?session=${encodeURIComponent(id)}`, {
+      summary(view) {
+        if (view.session_id !== sid) return;
+        summary = view;
+        render();
+      },
+      status(up) { $("live-banner").hidden = up; },
+    });
+    clearInterval(poolTimer);
+    loadPools();
+    poolTimer = setInterval(loadPools, 5000);
+  }
+
+  // ---------------------------------------------------------------- rendering
+
+  function render() {
+    if (!summary) return;
+    const s = summary;
+    const banner = $("mode-banner");
+    banner.hidden = false;
+    banner.className = "mode-banner " + (s.rehearsal ? "rehearsal" : "live");
+    banner.textContent = s.rehearsal
+      ? "REHEARSAL · practice draws, kept apart from live"
+      : "LIVE SESSION · real winners";
+    document.body.classList.toggle("is-rehearsal", s.rehearsal);
+    $("sess-title").textContent = s.session_id;
+    const listed = sessions.find((x) => x.session_id === s.session_id);
+    $("sess-state").textContent = `${s.state.toUpperCase()}` + (listed ? ` · ${localTime(listed.starts)}` : "") + ` · ${s.promotion_id}`;
+
+    $("open-box").hidden = s.state !== "scheduled";
+    $("open-rehearsal").hidden = !s.rehearsal;
+    $("open-live").hidden = s.rehearsal;
+    setBlocked($("open-live-btn"), $("live-confirm").value.trim().toUpperCase() !== "LIVE");
+
+    $("draw-box").hidden = s.state !== "open";
+    for (const kind of ["slots", "tables"]) renderDraw(kind);
+
+    renderActive();
+    renderList();
+    renderCounts();
+
+    $("close-box").hidden = s.state !== "open";
+    if (s.state !== "open") $("force-close-btn").hidden = true;
+  }
+
+  function renderDraw(kind) {
+    const s = summary;
+    const button = $("draw-" + kind);
+    const quota = s.quotas[kind] || 0;
+    button.hidden = quota === 0;
+    const picks = s.picks.filter((p) => p.kind === kind);
+    const filled = new Set(picks.filter((p) => FILLED.includes(p.state)).map((p) => p.slot));
+    let free = 0;
+    for (let slot = 1; slot <= quota; slot++) {
+      if (!filled.has(slot)) { free = slot; break; }
+    }
+    const redraw = free > 0 && picks.some((p) => p.slot === free);
+    const name = kind === "slots" ? "SLOT" : "TABLE";
+    button.querySelector(".draw-label").textContent = free
+      ? `${redraw ? "Redraw" : "Draw"} ${name} winner`
+      : `All ${name.toLowerCase()} winners drawn (${quota} of ${quota})`;
+    $(`draw-${kind}-sub`).textContent = free ? `slot ${free} of ${quota} · ${filled.size} filled` : "";
+    button.classList.toggle("redraw", redraw);
+    setBlocked(button, !free);
+  }
+
+  function counter(p) {
+    return el("span", { class: "w-count", dataset: { deadline: p.deadline, claim: summary.claim_seconds || "" } });
+  }
+
+  function winnerCard(p) {
+    const [area, spot] = RAPS.where(p.location);
+    const card = el("article", {
+      class: `winner ${p.state}` + (summary.rehearsal ? " rehearsal" : ""),
+      dataset: { pick: p.pick },
+    },
+    el("div", { class: "w-top" },
+      el("span", { class: "w-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : "")),
+      p.state === "pending" ? counter(p) : el("span", { class: "w-state" }, "✓ ID seen")),
+    el("div", { class: "w-area" }, area),
+    el("div", { class: "w-spot" }, spot),
+    el("div", { class: "w-who" }, el("span", { class: "w-name" }, p.display_name), el("span", { class: "tier" }, p.tier)),
+    el("div", { class: "w-card" }, `Card ${p.card}`));
+    const actions = el("div", { class: "w-actions" });
+    const voidForm = voidPanel(p);
+    const voidButton = cmdButton({ class: "secondary" }, "Void…");
+    voidButton.addEventListener("click", () => { voidForm.hidden = !voidForm.hidden; });
+    if (p.state === "pending") {
+      const verify = cmdButton({ class: "ok", dataset: { action: "verify" } }, "✓ ID seen · Verified");
+      verify.addEventListener("click", () => command(`picks/${p.pick}/verify`, {}, `verify #${p.pick}`));
+      const noShow = cmdButton({ class: "secondary", dataset: { action: "no-show" } }, "No-show");
+      confirmTap(noShow, "Tap again: no-show", () => command(`picks/${p.pick}/no-show`, {}, `no-show #${p.pick}`));
+      actions.append(verify, el("div", { class: "row" }, noShow, voidButton));
+    } else {
+      actions.append(prizePanel(p), voidButton);
+    }
+    actions.append(voidForm);
+    card.append(actions);
+    return card;
+  }
+
+  function prizePanel(p) {
+    let kind = "cash";
+    const envelope = el("input", { id: `envelope-${p.pick}`, inputmode: "numeric", autocomplete: "off", maxlength: "32" });
+    const amount = el("input", { id: `amount-${p.pick}`, inputmode: "decimal", autocomplete: "off", placeholder: "0" });
+    const kinds = el("div", { class: "segmented", role: "group", "aria-label": "Prize kind" });
+    for (const [value, label] of [["cash", "Cash"], ["plus_play", "+Play"], ["voucher", "Voucher"]]) {
+      const b = el("button", { type: "button", class: "secondary", "aria-pressed": String(value === kind), dataset: { prize: value } }, label);
+      b.addEventListener("click", () => {
+        kind = value;
+        for (const x of kinds.children) x.setAttribute("aria-pressed", String(x === b));
+      });
+      kinds.append(b);
+    }
+    const record = cmdButton({ class: "primary big", dataset: { action: "award" } }, "Record prize");
+    record.addEventListener("click", () => {
+      const env = envelope.value.trim();
+      const value = Number(amount.value.trim().replace(/\s/g, "").replace(",", "."));
+      if (!env) { toast("Enter the envelope number", true); envelope.focus(); return; }
+      if (!amount.value.trim() || !Number.isFinite(value) || value < 0) {
+        toast("Enter the amount in rand", true);
+        amount.focus();
+        return;
+      }
+      command(`picks/${p.pick}/award`, { envelope: env, amount: Math.round(value * 100), kind }, `record the prize of #${p.pick}`);
+    });
+    return el("div", { class: "form-grid" },
+      el("label", { for: envelope.id }, "Envelope number"), envelope,
+      el("label", { for: amount.id }, "Amount (R)"), amount,
+      el("label", {}, "Paid as"), kinds,
+      record);
+  }
+
+  function voidPanel(p) {
+    let reason = "";
+    const other = el("input", { id: `void-other-${p.pick}`, maxlength: "200", placeholder: "Other reason", autocomplete: "off" });
+    const go = cmdButton({ class: "danger big", dataset: { action: "void", blocked: "1" } }, "Void this pick");
+    const pickReason = (text, button) => {
+      reason = text;
+      for (const x of list.children) x.setAttribute("aria-pressed", String(x === button));
+      setBlocked(go, !reason.trim());
+    };
+    const list = el("div", { class: "reasons" }, REASONS.map((text) => {
+      const b = el("button", { type: "button", class: "secondary", "aria-pressed": "false" }, text);
+      b.addEventListener("click", () => { other.value = ""; pickReason(text, b); });
+      return b;
+    }));
+    other.addEventListener("input", () => pickReason(other.value, null));
+    go.addEventListener("click", () => {
+      if (!reason.trim()) return;
+      command(`picks/${p.pick}/void`, { reason: reason.trim() }, `void #${p.pick}`);
+    });
+    return el("div", { class: "form-grid void-form", hidden: true },
+      el("label", {}, "Why void this pick?"), list, other, go);
+  }
+
+  function renderActive() {
+    const box = $("active");
+    const active = summary.state === "closed" ? [] : summary.picks.filter((p) => p.state === "pending" || p.state === "verified");
+    const keep = new Set(active.map((p) => p.pick));
+    for (const [n, c] of cards) {
+      if (!keep.has(n)) { c.node.remove(); cards.delete(n); }
+    }
+    let before = null;
+    for (const p of [...active].reverse()) { // newest first
+      let c = cards.get(p.pick);
+      if (!c || c.state !== p.state) {
+        const node = winnerCard(p);
+        if (c) c.node.replaceWith(node);
+        c = { state: p.state, node };
+        cards.set(p.pick, c);
+      }
+      if (before === null) {
+        if (box.firstChild !== c.node) box.prepend(c.node);
+      } else if (before.nextSibling !== c.node) {
+        before.after(c.node);
+      }
+      before = c.node;
+    }
+    tick();
+  }
+
+  function renderList() {
+    const s = summary;
+    $("pick-list").replaceChildren(...s.picks.map((p) => {
+      const [area, spot] = RAPS.where(p.location);
+      return el("li", { dataset: { pick: p.pick, state: p.state } },
+        el("div", { class: "p-head" }, `#${p.pick} ${RAPS.KIND[p.kind]} ${p.slot}` + (p.attempt ? ` (redraw ${p.attempt})` : "") + ` · ${p.display_name} · ${p.tier}`),
+        el("div", {}, `${area} · ${spot} · ${p.card}`),
+        el("div", { class: `p-out ${p.state}` }, RAPS.outcome(p)));
+    }));
+    if (!s.picks.length) $("pick-list").append(el("li", {}, "No picks yet."));
+    $("commitment").textContent = s.commitment || "published when the session opens";
+    $("seed").textContent = s.seed || "revealed when the session closes";
+    $("journal-head").textContent = s.journal_head ? `${s.journal_head.seq}:${s.journal_head.hash}` : "—";
+    const closed = s.state === "closed";
+    $("verify-box").hidden = !closed;
+    if (closed) {
+      const base = `/api/sessions/${encodeURIComponent(s.session_id)}`;
+      $("verify-link").href = `${base}/verification`;
+      $("export-link").href = `${base}/export`;
+      $("export-link").hidden = !["admin", "auditor"].includes(me.role);
+      if (!verification) {
+        verification = "loading";
+        RAPS.getJSON(`${base}/verification`).then((v) => {
+          verification = v;
+          $("seed-check").textContent = v.seed_matches_commitment
+            ? "✓ The revealed seed matches the commitment"
+            : "✗ The revealed seed does NOT match the commitment";
+        }).catch(() => { verification = null; });
+      }
+    }
+  }
+
+  function renderCounts() {
+    const box = $("counts");
+    if (!summary) return;
+    box.hidden = summary.state === "closed";
+    const mine = pools.filter((r) => r.promotion_id === summary.promotion_id);
+    const parts = [];
+    for (const kind of ["slots", "tables"]) {
+      if (!(summary.quotas[kind] > 0)) continue;
+      const rows = mine.filter((r) => r.pool === kind);
+      const total = rows.reduce((n, r) => n + r.eligible, 0);
+      const byArea = new Map();
+      for (const r of rows) byArea.set(r.area, (byArea.get(r.area) || 0) + r.eligible);
+      parts.push(el("div", { class: "count-box", dataset: { pool: kind } },
+        el("div", { class: "label" }, kind === "slots" ? "Slots eligible" : "Tables eligible"),
+        el("div", { class: "n" }, String(total)),
+        el("ul", {}, [...byArea].sort().map(([a, n]) => el("li", {}, el("span", {}, a), el("strong", {}, String(n)))))));
+    }
+    box.replaceChildren(...parts);
+  }
+
+  function tick() {
+    for (const c of document.querySelectorAll(".w-count[data-deadline]")) {
+      const left = RAPS.secondsLeft(c.dataset.deadline);
+      const claim = Number(c.dataset.claim) || 90;
+      c.textContent = left > 0 ? String(Math.ceil(left)) : "0";
+      c.classList.toggle("warn", left <= Math.min(30, claim / 3) && left > Math.min(10, claim / 6));
+      c.classList.toggle("critical", left <= Math.min(10, claim / 6));
+    }
+  }
+
+  // -------------------------------------------------------------------- start
+
+  async function start() {
+    me = await RAPS.loadMe();
+    $("site").textContent = me.site.name;
+    $("who").textContent = `${me.user} · ${me.role}`;
+    $("sign-out").addEventListener("click", RAPS.signOut);
+    $("back").addEventListener("click", showChoose);
+    $("net-retry").addEventListener("click", () => { if (retryNow) retryNow(); });
+    $("live-confirm").addEventListener("input", () => {
+      setBlocked($("open-live-btn"), $("live-confirm").value.trim().toUpperCase() !== "LIVE");
+    });
+    for (const id of ["open-rehearsal-btn", "open-live-btn", "draw-slots", "draw-tables", "close-btn", "force-close-btn"]) {
+      $(id).dataset.cmd = "1";
+    }
+    $("open-rehearsal-btn").addEventListener("click", () => command("open", {}, "open the rehearsal"));
+    $("open-live-btn").addEventListener("click", () => command("open", { confirm: $("live-confirm").value.trim() }, "open the live session"));
+    $("draw-slots").addEventListener("click", () => command("draw", { kind: "slots" }, "draw a slot winner"));
+    $("draw-tables").addEventListener("click", () => command("draw", { kind: "tables" }, "draw a table winner"));
+    confirmTap($("close-btn"), "Tap again to close the session", () => command("close", {}, "close the session"));
+    confirmTap($("force-close-btn"), "Tap again: void pending and close", () => command("close", { force: true }, "force-close the session"));
+    setInterval(tick, 250);
+
+    await loadSessions();
+    const pending = readPending();
+    const wanted = pending ? pending.sid : decodeURIComponent(location.hash.slice(1));
+    if (wanted && sessions.some((s) => s.session_id === wanted)) await enter(wanted);
+    else showChoose();
+    if (pending && pending.sid === sid) send(pending); // finish what a lost connection cut off
+  }
+
+  start().catch((e) => toast(e.message || String(e), true));
+})();

@@ -1,0 +1,52 @@
+// The sign-in page: posts JSON (with this page's own origin) and follows "next".
+"use strict";
+(() => {
+  const form = document.getElementById("login");
+  const error = document.getElementById("error");
+  const submit = document.getElementById("submit");
+  const secret = document.getElementById("secret");
+  const next = new URLSearchParams(location.search).get("next");
+
+  document.getElementById("pin-pad").addEventListener("click", (ev) => {
+    const numeric = secret.getAttribute("inputmode") === "numeric";
+    if (numeric) secret.removeAttribute("inputmode");
+    else secret.setAttribute("inputmode", "numeric");
+    ev.target.textContent = numeric ? "Show number pad" : "Show keyboard";
+    secret.focus();
+  });
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    error.hidden = true;
+    submit.disabled = true;
+    submit.textContent = "Signing in…";
+    try {
+      const r = await fetch("/login", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: JSON.stringify({
+          user: document.getElementById("user").value.trim(),
+          secret: secret.value,
+          next: next,
+        }),
+      });
+      let data = {};
+      try { data = await r.json(); } catch (_) { /* not JSON */ }
+      if (r.ok) {
+        location.assign(data.next || "/");
+        return;
+      }
+      error.textContent = typeof data.detail === "string" ? data.detail : "Sign-in failed (" + r.status + ")";
+      error.hidden = false;
+      secret.value = "";
+      secret.focus();
+    } catch (_) {
+      error.textContent = "No connection to the server. Try again.";
+      error.hidden = false;
+    } finally {
+      submit.disabled = false;
+      submit.textContent = "Sign in";
+    }
+  });
+})();
