@@ -40,6 +40,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from adapters.sas.config import SasChannelConfig
 from selector.events import PoolKind, Tier
 from selector.layout import FloorLayout, Machine, Table
 from selector.promotion import EarnRules, Promotion, SessionRules
@@ -517,6 +518,8 @@ class SimulateConfig(_Model):
     events_per_second: float = Field(default=20.0, gt=0)
     seed: int | None = None
     warmup_seconds: float = Field(default=1200.0, ge=0)
+    # the first N machines also play through simulated SAS machines and the real poller
+    sas_machines: int = Field(default=0, ge=0)
 
 
 def _str_or_int(v: Any) -> Any:
@@ -791,6 +794,14 @@ class LoggingConfig(_Model):
         return v.lower() if isinstance(v, str) else v
 
 
+class SourcesConfig(_Model):
+    """Floor sources the daemon runs in-process (MQTT ingest is under [mqtt])."""
+
+    sas: tuple[SasChannelConfig, ...] = ()
+    # where SAS channels keep their last meters, to rebuild games missed while down
+    state_dir: str = Field(default="var/sas", min_length=1)
+
+
 class Config(_Model):
     """The whole daemon configuration; build the core's settings with its methods."""
 
@@ -800,6 +811,7 @@ class Config(_Model):
     http: HttpConfig = Field(default_factory=HttpConfig)
     mqtt: MqttConfig = Field(default_factory=MqttConfig)
     floor: FloorConfig
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
     earn: EarnConfig = Field(default_factory=EarnConfig)
     # the TOML key is `promotions`; the attribute is renamed to leave promotions() free
     promotion_entries: tuple[PromotionConfig, ...] = Field(alias="promotions", min_length=1)
@@ -864,9 +876,26 @@ class Config(_Model):
                         )
                     )
         problems += self._layout_references()
+        problems += self._sas_references()
         if problems:
             raise _problems(problems)
         return self
+
+    def _sas_references(self) -> list[tuple[str, str]]:
+        """SAS channels must name machines of the floor, each on one channel only."""
+        problems = _duplicates("sources.sas", [c.name for c in self.sources.sas], what="name")
+        machines = self.layout().machines
+        seen: dict[str, str] = {}
+        for i, ch in enumerate(self.sources.sas):
+            for j, m in enumerate(ch.machines):
+                key = f"sources.sas[{i}].machines[{j}].machine"
+                if m.machine not in machines:
+                    problems.append((key, f"no machine {m.machine!r} on the floor"))
+                elif m.machine in seen:
+                    problems.append((key, f"{m.machine!r} is already on channel {seen[m.machine]}"))
+                else:
+                    seen[m.machine] = ch.name
+        return problems
 
     def _layout_references(self) -> list[tuple[str, str]]:
         """Areas and game types named in rules must exist, or a typo silently does nothing."""

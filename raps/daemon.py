@@ -10,6 +10,7 @@ import signal
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import uvicorn
 from fastapi import FastAPI
 
 from adapters.mqtt import MqttIngest
+from adapters.sas.config import simulated_channels
+from adapters.sas.source import SasChannel
 from raps.broker import EmbeddedBroker
 from raps.config import Config
 from raps.floorsim import FloorSimulator
@@ -144,6 +147,9 @@ class Daemon:
             warmup = timedelta(seconds=sim_cfg.warmup_seconds)
             source = SimulatedFloor(service, make_sim, self.clock, warmup)
             spawn(source.run(), "simulator")
+        for channel in self._sas_channels(service):
+            service.sources[channel.source] = False
+            spawn(channel.run(), channel.source)
         periodic_from = len(tasks)  # tasks after this one stop between their steps
         spawn(self._every(TICK_SECONDS, service.tick), "tick")
         spawn(self._every(cfg.storage.event_flush_seconds, service.flush_events), "flush")
@@ -162,6 +168,40 @@ class Daemon:
         self.started.set()
         await self.stopping.wait()
         await self._stop(server, tasks[1:periodic_from], tasks[0], tasks[periodic_from:])
+
+    def _sas_channels(self, service: Service) -> list[SasChannel]:
+        """The configured SAS channels, plus simulated ones for a simulated floor."""
+        cfg = self.cfg
+        configs = list(cfg.sources.sas)
+        sim = cfg.floor.simulate
+        if sim is not None and sim.sas_machines:
+            machines = sorted(cfg.layout().machines)[: sim.sas_machines]
+            configs += simulated_channels(machines, prefix="simsas")
+        state_dir = Path(cfg.sources.state_dir)
+        channels = []
+        for ch_cfg in configs:
+            source = f"sas:{ch_cfg.name}"
+
+            def link(name: str, up: bool, source: str = source) -> None:
+                self.metrics.link_up.labels("sas", name).set(1 if up else 0)
+                service.sources[source] = up
+
+            state = None
+            if ch_cfg.transport != "memory":
+                state_dir.mkdir(parents=True, exist_ok=True)
+                state = state_dir / f"{ch_cfg.name}.json"
+            channels.append(
+                SasChannel(
+                    ch_cfg,
+                    None,
+                    emit=partial(service.ingest, source=source),
+                    reject=partial(service.reject, source),
+                    link=link,
+                    clock=self.clock,
+                    state_path=state,
+                )
+            )
+        return channels
 
     def _mqtt_link(self, up: bool) -> None:
         self.metrics.link_up.labels("mqtt", "inbound").set(1 if up else 0)

@@ -1,7 +1,8 @@
 """`raps demo`: the daemon on embedded defaults, a simulated floor and a live session.
 
 It writes a demo config under var/demo/ (SQLite database, a generated seed key, an
-in-process MQTT broker, a simulated floor of 500 machines and 40 tables), starts the
+in-process MQTT broker, a simulated floor of 500 machines and 40 tables, 32 of them
+also speaking SAS to the real poller over the in-memory transport), starts the
 daemon, prints the URLs of its API, /healthz and /metrics, and then plays a
 marketing user through a rehearsal bonus jackpot session over the HTTP API: draws,
 a no-show after the claim window, a void, envelope prizes, close, and the
@@ -61,6 +62,8 @@ machines = 500
 tables = 40
 players = 4000
 events_per_second = 150
+# 32 of the machines also play through simulated SAS machines and the real SAS poller
+sas_machines = 32
 
 [[promotions]]
 id = "raps-demo"
