@@ -109,6 +109,9 @@ class Service:
         replayed = await self._restore_floor()
         await self._restore_sessions()
         self.storage_ok = True
+        if replayed:
+            # a daemon that keeps dying young must not replay an ever longer log
+            await self.snapshot_floor()
         self.metrics.journal_head.set(head.seq if head else 0)
         self.log.info(
             "service started",

@@ -75,6 +75,8 @@ class FloorLog:
         if row is None:
             return None
         doc = json.loads(zlib.decompress(row.body))
+        if "floor" not in doc:  # written before migration 0002: the bare floor snapshot
+            return int(row.last_event_seq), doc, []
         return int(row.last_event_seq), doc["floor"], list(doc.get("seen", []))
 
     async def events_after(
