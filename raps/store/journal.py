@@ -13,9 +13,10 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from raps.chain import Entry, Head, link
+from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
 
 
@@ -25,6 +26,7 @@ class JournalStore:
         self.head: Head | None = None
         insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         self._insert_pool = insert(pool_snapshots).on_conflict_do_nothing(index_elements=["digest"])
+        self._pools = PoolEncoder()
 
     async def load_head(self) -> Head | None:
         async with self.engine.connect() as conn:
@@ -45,47 +47,58 @@ class JournalStore:
         entries = list(link(records, self.head))
         if not entries and sealed is None:
             return []
-        async with self.engine.begin() as conn:
-            pools = [
-                {
-                    "digest": r["data"]["pool_digest"],
-                    "size": len(r["data"]["pool"]),
-                    "cards": "\n".join(r["data"]["pool"]),
-                }
-                for r in records
-                if "pool" in r.get("data", {})
-            ]
-            if pools:
-                await conn.execute(self._insert_pool, pools)
-            if sealed is not None:
-                session_id, commitment, nonce, ciphertext = sealed
-                await conn.execute(
-                    sealed_seeds.insert().values(
-                        session_id=session_id,
-                        commitment=commitment,
-                        nonce=nonce,
-                        ciphertext=ciphertext,
-                    )
-                )
-            if entries:
-                await conn.execute(
-                    journal.insert(),
-                    [
-                        {
-                            "seq": e.seq,
-                            "session_id": r["session_id"],
-                            "type": r["type"],
-                            "at": r["at"],
-                            "record": e.record_json,
-                            "prev": e.prev,
-                            "hash": e.hash,
-                        }
-                        for e, r in zip(entries, records, strict=True)
-                    ],
-                )
+        pools = [
+            (r["data"]["pool_digest"], r["data"]["pool"])
+            for r in records
+            if "pool" in r.get("data", {})
+        ]
+        rows = self._pools.rows(pools)
+        try:
+            async with self.engine.begin() as conn:
+                if rows:
+                    await conn.execute(self._insert_pool, rows)
+                await self._write(conn, entries, records, sealed)
+        except BaseException:
+            self._pools.forget()  # a delta's base must be durable: start again from full
+            raise
+        self._pools.committed(pools, rows)
         if entries:
             self.head = Head(entries[-1].seq, entries[-1].hash)
         return entries
+
+    async def _write(
+        self,
+        conn: AsyncConnection,
+        entries: Sequence[Entry],
+        records: Sequence[dict[str, Any]],
+        sealed: tuple[str, str, bytes, bytes] | None,
+    ) -> None:
+        if sealed is not None:
+            session_id, commitment, nonce, ciphertext = sealed
+            await conn.execute(
+                sealed_seeds.insert().values(
+                    session_id=session_id,
+                    commitment=commitment,
+                    nonce=nonce,
+                    ciphertext=ciphertext,
+                )
+            )
+        if entries:
+            await conn.execute(
+                journal.insert(),
+                [
+                    {
+                        "seq": e.seq,
+                        "session_id": r["session_id"],
+                        "type": r["type"],
+                        "at": r["at"],
+                        "record": e.record_json,
+                        "prev": e.prev,
+                        "hash": e.hash,
+                    }
+                    for e, r in zip(entries, records, strict=True)
+                ],
+            )
 
     async def entries(self, first: int = 1, last: int | None = None) -> list[Entry]:
         q = select(journal.c.seq, journal.c.prev, journal.c.record, journal.c.hash).where(
@@ -131,15 +144,26 @@ class JournalStore:
             return [r.session_id for r in rows]
 
     async def pools(self, digests: Sequence[str]) -> dict[str, list[str]]:
-        if not digests:
-            return {}
+        """Pools by digest, rebuilt from their deltas; a missing one is left out."""
+        rows: dict[str, Any] = {}
+        asked: set[str] = set()
+        wanted = set(digests)
         async with self.engine.connect() as conn:
-            rows = await conn.execute(
-                select(
-                    pool_snapshots.c.digest, pool_snapshots.c.cards, pool_snapshots.c.size
-                ).where(pool_snapshots.c.digest.in_(list(set(digests))))
-            )
-            return {r.digest: r.cards.split("\n") if r.size else [] for r in rows}
+            while wanted:  # the pools, then their bases, then theirs...
+                asked |= wanted
+                found = await conn.execute(
+                    select(pool_snapshots).where(pool_snapshots.c.digest.in_(sorted(wanted)))
+                )
+                for r in found:
+                    rows[r.digest] = r._asdict()
+                wanted = {r["base"] for r in rows.values() if r["base"]} - asked
+        out: dict[str, list[str]] = {}
+        for d in set(digests):
+            try:
+                out[d] = rebuild(rows, d)
+            except (KeyError, ValueError, TypeError):
+                continue  # missing or damaged: verify reports the pool as not matching
+        return out
 
     async def sealed_seed(self, session_id: str) -> tuple[bytes, bytes] | None:
         async with self.engine.connect() as conn:

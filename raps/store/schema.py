@@ -35,7 +35,9 @@ pool_snapshots = Table(
     metadata,
     Column("digest", String(64), primary_key=True),
     Column("size", Integer, nullable=False),
-    Column("cards", Text, nullable=False),  # newline-joined, canonical order
+    Column("cards", Text, nullable=False),  # newline-joined, canonical order ('' for a delta)
+    Column("base", String(64), nullable=True),  # the pool this one is a delta of
+    Column("delta", Text, nullable=True),  # JSON {"add": [...], "del": [...]}
 )
 
 sealed_seeds = Table(
