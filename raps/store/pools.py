@@ -22,64 +22,63 @@ MAX_DEPTH = 32  # a delta of a delta of ... at most this deep, then a full snaps
 
 @dataclass(frozen=True, slots=True)
 class _Known:
-    cards: frozenset[str]
+    cards: set[str]
     depth: int
 
 
 class PoolEncoder:
-    """Chooses full or delta rows for new pools; remembers pools once they are committed."""
+    """Chooses full or delta rows for new pools; remembers pools once they are committed.
+
+    The pick path pays for this, so each new pool is compared with one base only: the
+    recent pool closest in size (a slot pool is not diffed against a table pool).
+    """
 
     def __init__(self) -> None:
         self._recent: OrderedDict[str, _Known] = OrderedDict()
+        self._sets: dict[str, set[str]] = {}  # sets built by rows(), reused by committed()
 
     def rows(self, pools: Sequence[tuple[str, list[str]]]) -> list[dict[str, Any]]:
         """Rows for the pool_snapshots table (digest, size, cards, base, delta)."""
-        out: list[dict[str, Any]] = []
-        for digest, cards in pools:
-            if digest in self._recent:
-                continue  # stored already (insert-if-absent would skip it too)
-            row = self._delta_row(digest, cards)
-            out.append(row)
-        return out
+        self._sets.clear()
+        return [self._row(d, cards) for d, cards in pools if d not in self._recent]
 
-    def _delta_row(self, digest: str, cards: list[str]) -> dict[str, Any]:
+    def _row(self, digest: str, cards: list[str]) -> dict[str, Any]:
         full = {"digest": digest, "size": len(cards), "cards": "\n".join(cards), "base": None,
                 "delta": None}  # fmt: skip
-        if not self._recent or len(cards) < 64:
+        bases = [(abs(len(k.cards) - len(cards)), d) for d, k in self._recent.items()
+                 if k.depth < MAX_DEPTH]  # fmt: skip
+        if len(cards) < 64 or not bases:
             return full
-        now = set(cards)
-        best: tuple[int, str, list[str], list[str]] | None = None
-        for base_digest, known in self._recent.items():
-            if known.depth >= MAX_DEPTH:
-                continue
-            added = now - known.cards
-            removed = known.cards - now
-            cost = len(added) + len(removed)
-            if best is None or cost < best[0]:
-                best = (cost, base_digest, sorted(added), sorted(removed))
-        if best is None or best[0] * 4 > len(cards):
+        gap, base = min(bases)
+        if gap * 4 > len(cards):
             return full
-        _, base, added_cards, removed_cards = best
-        delta = json.dumps({"add": added_cards, "del": removed_cards}, separators=(",", ":"))
+        now = self._sets[digest] = set(cards)
+        known = self._recent[base].cards
+        added = now - known
+        removed = known - now
+        if (len(added) + len(removed)) * 4 > len(cards):
+            return full
+        delta = json.dumps({"add": sorted(added), "del": sorted(removed)}, separators=(",", ":"))
         return {"digest": digest, "size": len(cards), "cards": "", "base": base, "delta": delta}
 
     def committed(
         self, pools: Sequence[tuple[str, list[str]]], rows: Sequence[dict[str, Any]]
     ) -> None:
         """Remember pools whose rows are now durable, as bases for later deltas."""
-        depth_of = {r["digest"]: (self._recent[r["base"]].depth + 1 if r["base"] else 0)
-                    for r in rows if r["base"] is None or r["base"] in self._recent}  # fmt: skip
+        depth = {r["digest"]: self._recent[r["base"]].depth + 1 for r in rows if r["base"]}
         for digest, cards in pools:
             if digest in self._recent:
                 self._recent.move_to_end(digest)
                 continue
-            self._recent[digest] = _Known(frozenset(cards), depth_of.get(digest, 0))
+            cards_set = self._sets.pop(digest, None) or set(cards)
+            self._recent[digest] = _Known(cards_set, depth.get(digest, 0))
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
 
     def forget(self) -> None:
         """After a failed commit nothing new is durable: start again from full snapshots."""
         self._recent.clear()
+        self._sets.clear()
 
 
 def rebuild(rows: dict[str, Any], digest: str) -> list[str]:
