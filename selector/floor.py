@@ -175,8 +175,8 @@ class Floor:
         self.rejections: Counter[str] = Counter()
         self.uncarded_games = 0
         self.ignored_points_events = 0
+        self.last_rejection: str | None = None  # reason of the latest rejected event
         self._dispatch: dict[type, Callable[[Any], str | None]] = {
-            GamePlayed: self._on_game,
             CardInserted: self._on_card_in,
             CardRemoved: self._on_card_out,
             MachineStatusChanged: self._on_machine_status,
@@ -191,11 +191,9 @@ class Floor:
 
     def apply(self, event: AnyFloorEvent) -> str | None:
         """Apply one event; returns None when applied, else the rejection reason."""
-        handler = self._dispatch.get(type(event))
-        if handler is None:
-            return self._reject("unknown_event_type")
-        reason: str | None = handler(event)
-        return reason
+        if self.apply_many((event,)):
+            return self.last_rejection
+        return None
 
     def advance(self, now: datetime) -> None:
         """Move the floor's clock: idle players leave pools, waiting timers fire."""
@@ -245,79 +243,84 @@ class Floor:
         return p
 
     def apply_many(self, events: Iterable[AnyFloorEvent]) -> int:
-        """Apply a batch in order; returns how many were rejected (reasons are counted)."""
+        """Apply a batch in order; returns how many were rejected (reasons are counted).
+
+        Games, most of the floor's traffic, are applied inline with the floor's tables
+        bound to locals (a call per game would cost a fifth of the event budget).  The
+        points loop is `_credit` inlined for the same reason.
+        """
         rejected = 0
         dispatch = self._dispatch
-        on_game = self._on_game
-        for event in events:
-            kind = type(event)
-            if kind is GamePlayed:
-                if on_game(event) is not None:  # type: ignore[arg-type]
+        machines = self._machines
+        windows = self._windows
+        timers = self._timers
+        idle = self.idle_seconds
+        computed = self._computed
+        evaluate = self._evaluate
+        push = heapq.heappush
+        now = self.now
+        for ev in events:
+            if type(ev) is not GamePlayed:
+                self.now = now
+                handler = dispatch.get(type(ev))
+                reason = self._reject("unknown_event_type") if handler is None else handler(ev)
+                if reason is not None:
+                    self.last_rejection = reason
                     rejected += 1
+                now = self.now
                 continue
-            handler = dispatch.get(kind)
-            if handler is None:
-                self._reject("unknown_event_type")
+            m = machines.get(ev.machine)
+            if m is None:
+                self.last_rejection = self._reject("unknown_machine")
                 rejected += 1
-            elif handler(event) is not None:
-                rejected += 1
+                continue
+            epoch = ev.epoch
+            if epoch > now:
+                now = epoch
+            if epoch > m.last_game:
+                m.last_game = epoch
+            p = m.player
+            if p is None:
+                self.uncarded_games += 1
+                continue
+            changed = False
+            if epoch > p.last_game:
+                p.last_game = epoch
+            if not p.active and m.status is not _OUT_OF_SERVICE and now - epoch < idle:
+                p.active = True
+                p.active_since = epoch
+                p.idle_due = epoch + idle
+                push(timers, (p.idle_due, p.card, _IDLE_TIMER))
+                changed = True
+            wager = ev.wager
+            if wager and computed:
+                milli = wager * _MILLI // m.rate
+                pts = p.points
+                j = 0
+                for clock, thresholds in windows:
+                    if clock.win_start <= epoch < clock.win_end:
+                        day = clock.day
+                    else:
+                        day, inside = clock.classify(epoch)
+                        if not inside:
+                            j += 2
+                            continue
+                    if day != pts[j]:
+                        if day < pts[j]:
+                            j += 2
+                            continue
+                        pts[j], pts[j + 1] = day, 0
+                    before = pts[j + 1]
+                    after = pts[j + 1] = before + milli
+                    for threshold in thresholds:
+                        if before < threshold <= after:
+                            changed = True
+                    j += 2
+            if changed:
+                self.now = now
+                evaluate(p)
+        self.now = now
         return rejected
-
-    def _on_game(self, ev: GamePlayed) -> str | None:
-        # The hot path: most of the floor's traffic is games.  The points loop repeats
-        # _credit inline on purpose: the call alone costs a fifth of the event budget.
-        m = self._machines.get(ev.machine)
-        if m is None:
-            return self._reject("unknown_machine")
-        epoch = ev.epoch
-        if epoch > self.now:
-            self.now = epoch
-        if epoch > m.last_game:
-            m.last_game = epoch
-        p = m.player
-        if p is None:
-            self.uncarded_games += 1
-            return None
-        changed = False
-        if epoch > p.last_game:
-            p.last_game = epoch
-        if (
-            not p.active
-            and m.status is not _OUT_OF_SERVICE
-            and self.now - epoch < self.idle_seconds
-        ):
-            p.active = True
-            p.active_since = epoch
-            p.idle_due = epoch + self.idle_seconds
-            heapq.heappush(self._timers, (p.idle_due, p.card, _IDLE_TIMER))
-            changed = True
-        wager = ev.wager
-        if wager and self._computed:
-            milli = wager * _MILLI // m.rate
-            pts = p.points
-            j = 0
-            for clock, thresholds in self._windows:
-                if clock.win_start <= epoch < clock.win_end:
-                    day = clock.day  # inside today's window: the cached day is right
-                else:
-                    day, inside = clock.classify(epoch)
-                    if not inside:
-                        j += 2
-                        continue
-                if day != pts[j]:
-                    if day < pts[j]:  # a late event of an earlier day: today is untouched
-                        j += 2
-                        continue
-                    pts[j], pts[j + 1] = day, 0
-                before = pts[j + 1]
-                after = pts[j + 1] = before + milli
-                for threshold in thresholds:
-                    if before < threshold <= after:
-                        changed = True
-                j += 2
-        if changed:
-            self._evaluate(p)
-        return None
 
     def _credit(self, p: _Player, epoch: float, milli: int) -> bool:
         """Add milli-points earned at epoch; True when a promotion threshold was crossed."""
