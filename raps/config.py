@@ -40,6 +40,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from adapters.modbus.config import ModbusGatewayConfig
 from adapters.sas.config import SasChannelConfig
 from selector.events import PoolKind, Tier
 from selector.layout import FloorLayout, Machine, Table
@@ -798,7 +799,9 @@ class SourcesConfig(_Model):
     """Floor sources the daemon runs in-process (MQTT ingest is under [mqtt])."""
 
     sas: tuple[SasChannelConfig, ...] = ()
-    # where SAS channels keep their last meters, to rebuild games missed while down
+    modbus: tuple[ModbusGatewayConfig, ...] = ()
+    # where SAS channels and Modbus gateways keep their last meters, to rebuild games
+    # missed while down
     state_dir: str = Field(default="var/sas", min_length=1)
 
 
@@ -882,19 +885,26 @@ class Config(_Model):
         return self
 
     def _sas_references(self) -> list[tuple[str, str]]:
-        """SAS channels must name machines of the floor, each on one channel only."""
+        """SAS channels and Modbus gateways name machines of the floor, each once only."""
         problems = _duplicates("sources.sas", [c.name for c in self.sources.sas], what="name")
+        problems += _duplicates(
+            "sources.modbus", [g.name for g in self.sources.modbus], what="name"
+        )
         machines = self.layout().machines
         seen: dict[str, str] = {}
-        for i, ch in enumerate(self.sources.sas):
-            for j, m in enumerate(ch.machines):
-                key = f"sources.sas[{i}].machines[{j}].machine"
+        feeds: list[tuple[str, int, str, Sequence[Any]]] = [
+            ("sas", i, ch.name, ch.machines) for i, ch in enumerate(self.sources.sas)
+        ]
+        feeds += [("modbus", i, g.name, g.machines) for i, g in enumerate(self.sources.modbus)]
+        for kind, i, name, listed in feeds:
+            for j, m in enumerate(listed):
+                key = f"sources.{kind}[{i}].machines[{j}].machine"
                 if m.machine not in machines:
                     problems.append((key, f"no machine {m.machine!r} on the floor"))
                 elif m.machine in seen:
-                    problems.append((key, f"{m.machine!r} is already on channel {seen[m.machine]}"))
+                    problems.append((key, f"{m.machine!r} is already fed by {seen[m.machine]}"))
                 else:
-                    seen[m.machine] = ch.name
+                    seen[m.machine] = f"{kind} {name}"
         return problems
 
     def _layout_references(self) -> list[tuple[str, str]]:

@@ -17,6 +17,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from adapters.modbus.source import ModbusGateway
 from adapters.mqtt import MqttIngest
 from adapters.sas.config import simulated_channels
 from adapters.sas.source import SasChannel
@@ -147,7 +148,11 @@ class Daemon:
             warmup = timedelta(seconds=sim_cfg.warmup_seconds)
             source = SimulatedFloor(service, make_sim, self.clock, warmup)
             spawn(source.run(), "simulator")
-        for channel in self._sas_channels(service):
+        feeds: list[SasChannel | ModbusGateway] = [
+            *self._sas_channels(service),
+            *self._modbus_gateways(service),
+        ]
+        for channel in feeds:
             service.sources[channel.source] = False
             spawn(channel.run(), channel.source)
         periodic_from = len(tasks)  # tasks after this one stop between their steps
@@ -202,6 +207,29 @@ class Daemon:
                 )
             )
         return channels
+
+    def _modbus_gateways(self, service: Service) -> list[ModbusGateway]:
+        gateways = []
+        for gw_cfg in self.cfg.sources.modbus:
+            source = f"modbus:{gw_cfg.name}"
+
+            def link(name: str, up: bool, source: str = source) -> None:
+                self.metrics.link_up.labels("modbus", name).set(1 if up else 0)
+                service.sources[source] = up
+
+            state_dir = Path(self.cfg.sources.state_dir)
+            state_dir.mkdir(parents=True, exist_ok=True)
+            gateways.append(
+                ModbusGateway(
+                    gw_cfg,
+                    emit=partial(service.ingest, source=source),
+                    reject=partial(service.reject, source),
+                    link=link,
+                    clock=self.clock,
+                    state_path=state_dir / f"modbus-{gw_cfg.name}.json",
+                )
+            )
+        return gateways
 
     def _mqtt_link(self, up: bool) -> None:
         self.metrics.link_up.labels("mqtt", "inbound").set(1 if up else 0)

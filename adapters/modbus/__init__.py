@@ -1,0 +1,1 @@
+"""Modbus slot telemetry: register profile, gateway poller, simulator (docs/modbus.md)."""
