@@ -32,8 +32,11 @@ CLAIM_SECONDS = 20  # shorter than the seed's 90 s so the demo shows a no-show q
 ENVELOPES = (50_000, 100_000, 200_000, 500_000)
 
 
-def demo_config(folder: Path, token: str, session_id: str, now: datetime) -> Config:
+def demo_config(
+    folder: Path, token: str, session_id: str, now: datetime, pins: dict[str, str] | None = None
+) -> Config:
     """A complete config for the demo; every value here is an ordinary config key."""
+    pins = pins or {}
     db = (folder / "raps.db").resolve()
     text = f"""
 [site]
@@ -82,8 +85,13 @@ rehearsal = true
 [[users]]
 name = "demo-marketing"
 role = "marketing"
-password_hash = "{hash_secret(secrets.token_urlsafe(16))}"
+password_hash = "{hash_secret(pins.get("demo-marketing", secrets.token_urlsafe(16)))}"
 api_token_hash = "{hash_secret(token)}"
+
+[[users]]
+name = "demo-security"
+role = "security"
+password_hash = "{hash_secret(pins.get("demo-security", secrets.token_urlsafe(16)))}"
 
 [logging]
 format = "console"
@@ -160,7 +168,8 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
     now = datetime.now(TZ)
     token = secrets.token_urlsafe(24)
     session_id = f"demo-{now:%Y%m%d-%H%M%S}"
-    cfg = demo_config(folder, token, session_id, now)
+    pins = {user: f"{secrets.randbelow(10**6):06d}" for user in ("demo-marketing", "demo-security")}
+    cfg = demo_config(folder, token, session_id, now, pins)
     configure(cfg.logging.format, cfg.logging.level, cfg.site.id)
     daemon = Daemon(cfg, create_key=True)
     runner = asyncio.create_task(daemon.run())
@@ -171,7 +180,9 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
     url = daemon.url
     print(f"RAPS demo daemon running on a simulated floor (database {folder}/raps.db)")
     print(f"  API        {url}/api/sessions   (Authorization: Bearer {token})")
-    print(f"  OpenAPI    {url}/openapi.json")
+    print(f"  handheld   {url}/handheld   (sign in: demo-marketing, PIN {pins['demo-marketing']})")
+    print(f"  dispatch   {url}/dispatch   (sign in: demo-security, PIN {pins['demo-security']})")
+    print(f"  OpenAPI    {url}/openapi.json   (signed in, or with the bearer token)")
     print(f"  health     {url}/healthz   {url}/readyz")
     print(f"  metrics    {url}/metrics")
     if daemon.broker is not None:
