@@ -71,7 +71,9 @@ class FloorEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CardInserted(FloorEvent):
+class _CardAtMachine(FloorEvent):
+    """A card reader beside a slot machine (SMIB or CMS) saw a card."""
+
     machine: str
     card: str
 
@@ -81,13 +83,13 @@ class CardInserted(FloorEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CardRemoved(FloorEvent):
-    machine: str
-    card: str
+class CardInserted(_CardAtMachine):
+    """The card went in: its player is at this machine now."""
 
-    def __post_init__(self) -> None:
-        FloorEvent.__post_init__(self)
-        check_card(self.event_id, self.card)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardRemoved(_CardAtMachine):
+    """The card came out: its player left this machine."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
