@@ -90,8 +90,13 @@ def test_kill9_at_random_points_keeps_every_acknowledged_outcome(
         "both pools have eligible players after a restart",
     ):
         assert checks[name] >= 1, (name, dict(checks))
+    # a kill during a command either beat its answer (then the retry is checked) or came
+    # just after it; which one is a race, so at least one of the two must have happened
     retried = [k for k in checks if k.startswith("in-flight command retried")]
-    assert retried, dict(checks)
+    assert retried or report.kills.get("in_flight_answered_first", 0) >= 1, (
+        report.kills,
+        dict(checks),
+    )
 
 
 def _wait_until(moment: datetime) -> None:
