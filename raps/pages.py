@@ -50,7 +50,6 @@ from raps.auth import (
 )
 from raps.floormap import build_map, render_svg
 from raps.logs import get_logger
-from raps.redact import short_name
 from selector.fairness import commitment
 from selector.records import Actor
 
@@ -72,15 +71,6 @@ PAGES: dict[str, tuple[str, frozenset[str]]] = {
     "/admin": ("admin.html", ADMINS),
     "/audit": ("audit.html", AUDITORS),
 }
-
-
-def screen_pick(view: dict[str, Any]) -> dict[str, Any]:
-    """A pick as screens may show it: masked card (pick_view) and first name + initial."""
-    return {**view, "display_name": short_name(str(view.get("display_name") or ""))}
-
-
-def screen_summary(summary: dict[str, Any]) -> dict[str, Any]:
-    return {**summary, "picks": [screen_pick(p) for p in summary["picks"]]}
 
 
 class LoginBody(BaseModel):
@@ -233,7 +223,7 @@ def register_pages(app: FastAPI, web: "WebContext") -> None:
         }
 
     def session_view(session_id: str) -> dict[str, Any]:
-        view = screen_summary(service.summary(session_id))
+        view = service.summary(session_id)  # pick_view masks cards and shortens names
         s = service.session(session_id)
         view["starts"] = cfg.session_start(session_id).isoformat()
         view["claim_seconds"] = s.rules.claim_seconds

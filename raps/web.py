@@ -43,7 +43,7 @@ from raps.auth import (
     route_access,
 )
 from raps.config import Config, check_secret
-from raps.pages import register_pages, screen_pick, screen_summary
+from raps.pages import register_pages
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession, pick_view
 from raps.store.journal import export_lines, with_pools
 from selector.records import Actor
@@ -317,7 +317,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
 
     @app.get("/api/sessions/{session_id}", tags=["sessions"])
     async def session(session_id: str, _a: Reader) -> dict[str, Any]:
-        return screen_summary(service.summary(session_id))
+        return service.summary(session_id)
 
     @app.get("/api/pools", tags=["pools"])
     async def pools(_a: Reader) -> list[dict[str, Any]]:
@@ -358,7 +358,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
         return {
             "replayed": o.replayed,
             "no_eligible": o.no_eligible,
-            "pick": screen_pick(pick_view(o.pick)) if o.pick is not None else None,
+            "pick": pick_view(o.pick) if o.pick is not None else None,
             "journal_head": {"seq": result.head.seq, "hash": result.head.hash}
             if result.head
             else None,
