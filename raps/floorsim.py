@@ -209,8 +209,7 @@ class FloorSimulator:
     def _card_in(self) -> CardInserted:
         pi = self._idle.pop()
         mi = self.rng.randrange(len(self._free_machines))
-        machine = self._free_machines[mi]
-        _take(self._free_machines, mi)
+        machine = _take(self._free_machines, mi)
         self._busy_machines.append(machine)
         self._machine_player[machine] = pi
         return CardInserted(
@@ -223,8 +222,7 @@ class FloorSimulator:
 
     def _card_out(self) -> CardRemoved:
         mi = self.rng.randrange(len(self._busy_machines))
-        machine = self._busy_machines[mi]
-        _take(self._busy_machines, mi)
+        machine = _take(self._busy_machines, mi)
         self._free_machines.append(machine)
         pi = self._machine_player.pop(machine)
         self._return_idle(pi)
@@ -239,8 +237,7 @@ class FloorSimulator:
     def _rating_open(self) -> TableRatingOpened:
         pi = self._idle.pop()
         si = self.rng.randrange(len(self._free_seats))
-        seat = self._free_seats[si]
-        _take(self._free_seats, si)
+        seat = _take(self._free_seats, si)
         self._busy_seats.append(seat)
         bet = self.rng.choice(TABLE_BETS)
         self._seat_state[seat] = (pi, bet, self.now.timestamp())
