@@ -132,6 +132,13 @@ class DrawSession:
     _seed: bytes | None = None
     _revealed: bool = False
     _done: dict[str, _Done] = field(default_factory=dict)
+    # indexes over picks, kept in step by _add_pick and _set_state so that a draw costs
+    # the same in a session's 1,000th pick as in its first
+    _pending: dict[int, Pick] = field(default_factory=dict)  # by number, in draw order
+    _slot_last: dict[tuple[str, int], Pick] = field(default_factory=dict)
+    _slot_draws: dict[tuple[str, int], int] = field(default_factory=dict)
+    _card_picks: dict[str, list[Pick]] = field(default_factory=dict)
+    _barred: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.floor.promotion(self.promotion_id)  # unknown promotion fails now, not at a pick
@@ -182,26 +189,53 @@ class DrawSession:
         return self._seed if self._revealed else None
 
     def slots_filled(self, kind: PoolKind | str) -> int:
-        k = PoolKind(kind).value
-        return len({p.slot for p in self.picks if p.kind == k and p.state in FILLED})
+        return len(self._filled(PoolKind(kind).value))
+
+    def _filled(self, kind: str) -> set[int]:
+        # a slot is redrawn only once its pick is no longer filled: only its last can be
+        return {slot for (k, slot), p in self._slot_last.items() if k == kind and p.state in FILLED}
 
     def barred(self) -> dict[str, str]:
         """Cards this session no longer draws, with the reason (first reason wins)."""
-        out: dict[str, str] = {}
-        for p in self.picks:
+        return dict(self._barred)
+
+    def _add_pick(self, pick: Pick) -> None:
+        self.picks.append(pick)
+        key = (pick.kind, pick.slot)
+        self._slot_last[key] = pick
+        self._slot_draws[key] = self._slot_draws.get(key, 0) + 1
+        self._card_picks.setdefault(pick.card, []).append(pick)
+        if pick.state == PickState.PENDING:
+            self._pending[pick.number] = pick
+        self._rebar(pick.card)
+
+    def _set_state(self, pick: Pick, state: PickState, at: datetime) -> None:
+        pick.state = state
+        pick.resolved_at = at
+        if state != PickState.PENDING:
+            self._pending.pop(pick.number, None)
+        self._rebar(pick.card)
+
+    def _rebar(self, card: str) -> None:
+        """Whether and why a card is barred, from its own picks in draw order."""
+        reason: str | None = None
+        for p in self._card_picks.get(card, ()):
             if p.state in WON:
-                reason = "already_won"
+                now = "already_won"
             elif p.state == PickState.PENDING:
-                reason = "pending"
+                now = "pending"
             elif p.state == PickState.NO_SHOW and self.rules.exclude_no_shows:
-                reason = "no_show"
+                now = "no_show"
             elif p.state == PickState.VOID and self.rules.exclude_voided:
-                reason = "voided"
+                now = "voided"
             else:
                 continue
-            if out.get(p.card) not in ("already_won", "pending"):
-                out[p.card] = reason
-        return out
+            if reason not in ("already_won", "pending"):
+                reason = now
+        if reason is None:
+            self._barred.pop(card, None)
+        else:
+            self._barred[card] = reason
 
     # ----------------------------------------------------------------- commands
 
@@ -238,12 +272,12 @@ class DrawSession:
             self._require(SessionState.OPEN)
             self._expire(cmd.at)
             quota = self.rules.quotas.get(PoolKind(k), 0)
-            filled = {p.slot for p in self.picks if p.kind == k and p.state in FILLED}
+            filled = self._filled(k)
             free = [s for s in range(1, quota + 1) if s not in filled]
             if not free:
                 raise SessionError(f"all {quota} {k} winners of this session are drawn")
             slot = free[0]
-            attempt = sum(1 for p in self.picks if p.kind == k and p.slot == slot)
+            attempt = self._slot_draws.get((k, slot), 0)
             return self._draw_into(cmd, k, slot, attempt)
 
         return self._run(cmd, ("draw", k), action)
@@ -252,7 +286,7 @@ class DrawSession:
         floor = self.floor
         floor.advance(cmd.at)
         pool = floor.pool(self.promotion_id, kind)
-        barred = self.barred()
+        barred = self._barred
         candidates = list(pool)  # a plain copy is fast; the barred few are cut out by bisect
         for index in sorted((pool.index(c) for c in barred if c in pool), reverse=True):
             del candidates[index]
@@ -318,7 +352,7 @@ class DrawSession:
             pool_digest=digest,
             index=index,
         )
-        self.picks.append(pick)
+        self._add_pick(pick)
         self._emit(
             cmd,
             cmd.at,
@@ -356,8 +390,7 @@ class DrawSession:
         pick = self._pick(number)
         if pick.state not in allowed:
             raise SessionError(f"pick {number} is {pick.state}; cannot mark it {new}")
-        pick.state = new
-        pick.resolved_at = cmd.at
+        self._set_state(pick, new, cmd.at)
         self._emit(
             cmd,
             cmd.at,
@@ -442,10 +475,9 @@ class DrawSession:
         return self.records[start:]
 
     def _expire(self, now: datetime) -> None:
-        for pick in self.picks:
-            if pick.state == PickState.PENDING and pick.deadline <= now:
-                pick.state = PickState.NO_SHOW
-                pick.resolved_at = pick.deadline
+        for pick in list(self._pending.values()):
+            if pick.deadline <= now:
+                self._set_state(pick, PickState.NO_SHOW, pick.deadline)
                 self._emit(
                     None,
                     pick.deadline,
@@ -459,7 +491,7 @@ class DrawSession:
                 )
 
     def pending(self) -> list[Pick]:
-        return [p for p in self.picks if p.state == PickState.PENDING]
+        return list(self._pending.values())
 
     def close(self, cmd: Command, force: bool = False) -> Outcome:
         """Close and reveal the seed; pending picks block unless forced (then voided)."""
@@ -558,7 +590,7 @@ class DrawSession:
             self.state = SessionState.CLOSED
         elif t == "pick.drawn":
             loc = d["location"]
-            self.picks.append(
+            self._add_pick(
                 Pick(
                     number=d["pick"], kind=d["kind"], slot=d["slot"], attempt=d["attempt"],
                     card=d["card"], location=Location(**loc),
@@ -569,8 +601,7 @@ class DrawSession:
             )  # fmt: skip
         elif t in _RESOLUTIONS:
             pick = self._pick(d["pick"])
-            pick.state = _RESOLUTIONS[t]
-            pick.resolved_at = rec.at
+            self._set_state(pick, _RESOLUTIONS[t], rec.at)
             if t == "pick.awarded":
                 pick.prize = Prize(d["amount"], PrizeKind(d["prize_kind"]), d["envelope"])
             elif t == "pick.voided":
