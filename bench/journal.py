@@ -488,22 +488,23 @@ def pick_breakdown(probe: Probe, t0: float, t1: float) -> dict[str, float] | Non
     core0, core1 = probe.first("core<"), probe.first("core>")
     app0, app1 = probe.first("append<"), probe.last("append>")
     link0, link1 = probe.first("link<"), probe.first("link>")
+    enc0, enc1 = probe.first("encode<"), probe.first("encode>")
     checkout, commit, reset = probe.first("checkout"), probe.last("commit"), probe.last("reset")
     first = probe.first("exec<")
-    if None in (core0, core1, app0, app1, link0, link1, checkout, commit, reset, first):
+    marks = (core0, core1, app0, app1, link0, link1, enc0, enc1, checkout, commit, reset, first)
+    if None in marks:
         return None
     assert core0 is not None and core1 is not None and app0 is not None and app1 is not None
     assert link0 is not None and link1 is not None and checkout is not None
+    assert enc0 is not None and enc1 is not None
     assert commit is not None and reset is not None and first is not None
     stmts = probe.statements()
-    pool_stmt = stmts[0] if len(stmts) >= 2 else 0.0
-    entry_stmt = stmts[-1] if stmts else 0.0
     return {
         "core_draw": core1 - core0,
         "chain_hash": link1 - link0,
-        "checkout_and_ping": checkout - link1,
-        "insert_pool_snapshot": pool_stmt,
-        "insert_entry": entry_stmt,
+        "pool_delta_encode": enc1 - enc0,
+        "checkout_and_ping": checkout - link1 - (enc1 - enc0),
+        "insert_entry_with_pool": sum(stmts),
         "begin_to_first_statement": first - checkout,
         "txn_between_statements": (commit - first) - sum(stmts),
         "commit": reset - commit,
@@ -640,6 +641,8 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
     session = service.session(PICK_SESSION)
     vars(session)["draw"] = timed_wrapper(probe, "core", session.draw)
     vars(service.journal)["append"] = timed_async(probe, "append", service.journal.append)
+    encoder = vars(service.journal)["_pools"]
+    vars(encoder)["rows"] = timed_wrapper(probe, "encode", encoder.rows)
     real_link = vars(journal_module)["link"]
     vars(journal_module)["link"] = timed_link(probe)
     raw = RawCommit(url)
@@ -724,7 +727,9 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
 
     head = service.journal.head
     async with engine.connect() as conn:
-        pools_stored = (await conn.execute(text("SELECT count(*) FROM pool_snapshots"))).scalar()
+        pools_stored = (
+            await conn.execute(text("SELECT count(*) FROM journal WHERE pool_digest IS NOT NULL"))
+        ).scalar()
     await engine.dispose()
     assert pool_sizes == {ELIGIBLE}, pool_sizes
 
@@ -827,7 +832,7 @@ class History:
     sessions: int
     sealer: SeedSealer
     promotions: list[Any]
-    pools: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    pools: set[str] = field(default_factory=set)  # digests of the pools stored so far
     seeds: list[tuple[str, str, bytes, bytes]] = field(default_factory=list)
     head: Head | None = None
     count: int = 0
@@ -871,21 +876,25 @@ class History:
             records = [r.to_dict() for r in s.records]
             for r in records:
                 data = r["data"]
-                if "pool" in data and data["pool_digest"] not in self.pools:
-                    pool = data["pool"]
-                    self.pools[data["pool_digest"]] = (data["pool_digest"], len(pool),
-                                                       "\n".join(pool))  # fmt: skip
             entry: Entry | None = None
             for entry, r in zip(link(records, head), records, strict=True):
+                data = r["data"]
+                pool: tuple[str | None, int | None, str | None] = (None, None, None)
+                if "pool" in data and data["pool_digest"] not in self.pools:
+                    # stored in full in the row of the pick that first drew from it
+                    self.pools.add(data["pool_digest"])
+                    pool = (data["pool_digest"], len(data["pool"]), "\n".join(data["pool"]))
                 yield (entry.seq, r["session_id"], r["type"], r["at"], entry.record_json,
-                       entry.prev, entry.hash)  # fmt: skip
+                       entry.prev, entry.hash, *pool)  # fmt: skip
             assert entry is not None
             head = Head(entry.seq, entry.hash)
             self.count = entry.seq
         self.head = head
 
 
-JOURNAL_COLUMNS = "seq, session_id, type, at, record, prev, hash"
+JOURNAL_COLUMNS = (
+    "seq, session_id, type, at, record, prev, hash, pool_digest, pool_size, pool_cards"
+)
 
 
 def fill_sqlite(path: Path, history: History) -> float:
@@ -896,12 +905,8 @@ def fill_sqlite(path: Path, history: History) -> float:
     con.execute("PRAGMA synchronous=OFF")  # setup only; the daemon opens it with FULL
     with con:
         con.executemany(
-            f"INSERT INTO journal ({JOURNAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO journal ({JOURNAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             history.rows(),
-        )
-        con.executemany(
-            "INSERT INTO pool_snapshots (digest, size, cards) VALUES (?, ?, ?)",
-            history.pools.values(),
         )
         con.executemany(
             "INSERT INTO sealed_seeds (session_id, commitment, nonce, ciphertext)"
@@ -921,7 +926,6 @@ def copy_to_postgres(source: Path, pg: PgServer, dbname: str) -> float:
         cur = conn.cursor()
         tables = (
             ("journal", JOURNAL_COLUMNS, "seq"),
-            ("pool_snapshots", "digest, size, cards", "digest"),
             ("sealed_seeds", "session_id, commitment, nonce, ciphertext", "session_id"),
         )
         for table, columns, order in tables:

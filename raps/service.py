@@ -525,6 +525,7 @@ class Service:
                 await self.snapshot_floor()
             except Exception:
                 self.log.exception("final floor snapshot failed")
+            await self.journal.settle()
             await self.engine.dispose()
 
 

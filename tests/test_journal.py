@@ -29,7 +29,7 @@ import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -39,7 +39,7 @@ from raps.audit import check, read_database, read_export
 from raps.chain import GENESIS, Entry, Head, check_chain, entry_hash, link
 from raps.store.database import migrate, open_engine
 from raps.store.journal import JournalStore, export_lines, with_pools
-from raps.store.schema import pool_snapshots
+from raps.store.schema import journal as journal_table
 from selector.floor import Floor
 from selector.promotion import EarnRules, Promotion
 from selector.records import Actor
@@ -406,8 +406,8 @@ async def test_a_failed_append_writes_nothing(engine: AsyncEngine) -> None:
 
 @pytest.mark.asyncio
 async def test_pools_are_stored_once_per_digest(engine: AsyncEngine) -> None:
-    """Insert-if-absent: the same pool drawn from twice (in one append and across
-    appends) is one row, and reading it back gives the canonical card list."""
+    """The same pool drawn from twice (in one append and across appends) is stored
+    once, in the first pick's row, and reading it back gives the canonical card list."""
     store = JournalStore(engine)
     groups = session_commands(SESSION_A, seed_of(SESSION_A))
     drawn = next(r for g in groups for r in g if r["type"] == "pick.drawn")
@@ -416,10 +416,15 @@ async def test_pools_are_stored_once_per_digest(engine: AsyncEngine) -> None:
     await store.append([groups[0][0], drawn, twin])
     await store.append([twin])
     async with engine.connect() as conn:
-        count = (await conn.execute(select(func.count()).select_from(pool_snapshots))).scalar()
-        row = (await conn.execute(select(pool_snapshots))).one()
-    assert count == 1
-    assert row.size == len(drawn["data"]["pool"])
+        row = (
+            await conn.execute(
+                select(journal_table.c.seq, journal_table.c.pool_size).where(
+                    journal_table.c.pool_digest.is_not(None)
+                )
+            )
+        ).one()
+    assert row.seq == 2  # the first pick.drawn entry of the first append
+    assert row.pool_size == len(drawn["data"]["pool"])
     digest = drawn["data"]["pool_digest"]
     assert await store.pools([digest, digest]) == {digest: drawn["data"]["pool"]}
     records = await with_pools(store, await store.entries())
@@ -600,7 +605,7 @@ def test_verify_names_the_pick_of_a_tampered_pool(
     entries = populated(db_url)
     e = row_record(entries, "pick.drawn")
     digest = e.record["data"]["pool_digest"]
-    sql(db_url, "UPDATE pool_snapshots SET cards = ? WHERE digest = ?",
+    sql(db_url, "UPDATE journal SET pool_cards = ? WHERE pool_digest = ?",
         "\n".join(card(900 + i) for i in range(e.record["data"]["pool_size"])), digest)  # fmt: skip
     code, out = verify(capsys, db_url)
     assert code == 1, out

@@ -9,12 +9,17 @@ from __future__ import annotations
 import random
 
 import pytest
+from alembic import command
+from alembic.config import Config as AlembicConfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
 
-from raps.store.database import migrate, open_engine
+from raps.store.database import MIGRATIONS, migrate, open_engine
 from raps.store.journal import JournalStore
-from raps.store.pools import MAX_DEPTH, PoolEncoder, rebuild
+from raps.store.pools import CHECKPOINT_DEPTH, MAX_DEPTH, PoolEncoder, rebuild, sorted_delta
+from raps.store.schema import journal, pool_snapshots
 from selector.fairness import pool_digest
 
 
@@ -32,6 +37,13 @@ def pools_drifting(n: int, steps: int, seed: int) -> list[list[str]]:
             fresh += 1
         out.append(sorted(current))
     return out
+
+
+def pools_rotating(n: int, steps: int) -> list[list[str]]:
+    """A pool of n cards where one player leaves and one joins at each step (each pool's
+    nearest stored base is then the one just before it)."""
+    cards = [f"6{i:09d}" for i in range(n + steps)]
+    return [cards[i : i + n] for i in range(steps)]
 
 
 def record(pool: list[str]) -> dict[str, object]:
@@ -92,5 +104,115 @@ async def test_journal_stores_deltas_and_reads_pools_back(db_url: str) -> None:
         assert [back[pool_digest(p)] for p in pools] == pools
         fresh = JournalStore(engine)  # a restarted daemon reads them the same way
         assert (await fresh.pools([pool_digest(pools[-1])]))[pool_digest(pools[-1])] == pools[-1]
+    finally:
+        await engine.dispose()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sets(st.integers(min_value=0, max_value=3_000), max_size=1_500),
+    st.sets(st.integers(min_value=0, max_value=3_000), max_size=1_500),
+)
+def test_sorted_delta_matches_the_set_difference(a: set[int], b: set[int]) -> None:
+    base, now = sorted(f"{x:05d}" for x in a), sorted(f"{x:05d}" for x in b)
+    found = sorted_delta(base, now, limit=len(base) + len(now))
+    assert found is not None
+    added, removed = found
+    assert added == sorted(set(now) - set(base))
+    assert removed == sorted(set(base) - set(now))
+
+
+def test_sorted_delta_gives_up_past_its_limit() -> None:
+    base = [f"{x:05d}" for x in range(1_000)]
+    now = base[::2]
+    assert sorted_delta(base, now, limit=499) is None
+    assert sorted_delta(base, now, limit=500) == ([], base[1::2])
+
+
+def _alembic(connection: Connection, action: str, revision: str) -> None:
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    getattr(command, action)(cfg, revision)
+
+
+@pytest.mark.asyncio
+async def test_pools_survive_the_move_into_journal_rows_and_back(db_url: str) -> None:
+    """Revision 0004 stores new pools in their pick's row; pools written before it (in
+    pool_snapshots) still read back, and a downgrade puts the newer ones beside them."""
+    old, new = pools_drifting(300, 1, seed=5)
+    engine = open_engine(db_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_alembic, "upgrade", "0003")
+            await conn.execute(
+                pool_snapshots.insert().values(
+                    digest=pool_digest(old), size=len(old), cards="\n".join(old)
+                )
+            )
+        await migrate(engine)
+        store = JournalStore(engine)
+        await store.append([record(new)])
+        both = await store.pools([pool_digest(old), pool_digest(new)])
+        assert both == {pool_digest(old): old, pool_digest(new): new}
+        async with engine.begin() as conn:
+            await conn.run_sync(_alembic, "downgrade", "0003")
+            moved = (
+                await conn.execute(
+                    select(pool_snapshots.c.cards).where(
+                        pool_snapshots.c.digest == pool_digest(new)
+                    )
+                )
+            ).scalar_one()
+        assert moved.split("\n") == new
+    finally:
+        await engine.dispose()
+
+
+def test_a_deep_chain_is_checkpointed_once_then_restarts_from_it() -> None:
+    enc = PoolEncoder()
+    due: list[tuple[str, list[str]]] = []
+    depth: dict[str, int] = {}
+    pools = pools_rotating(200, CHECKPOINT_DEPTH + 4)
+    for pool in pools[: CHECKPOINT_DEPTH + 1]:
+        item = [(pool_digest(pool), pool)]
+        rows = enc.rows(item)
+        for r in rows:
+            depth[r["digest"]] = depth[r["base"]] + 1 if r["base"] else 0
+        due += enc.committed(item, rows)
+    assert max(depth.values()) == CHECKPOINT_DEPTH
+    assert due == [(pool_digest(pools[CHECKPOINT_DEPTH]), pools[CHECKPOINT_DEPTH])]
+    enc.checkpointed(*due[0])
+    nxt = pools[CHECKPOINT_DEPTH + 1]
+    (row,) = enc.rows([(pool_digest(nxt), nxt)])
+    assert row["base"] == due[0][0]  # the next delta starts from the checkpoint
+    assert enc.committed([(pool_digest(nxt), nxt)], [row]) == []
+
+
+@pytest.mark.asyncio
+async def test_picks_store_deltas_and_checkpoints_go_beside_them(db_url: str) -> None:
+    """After the first pool, every pick's row holds a delta; deep chains get a full
+    checkpoint in pool_snapshots, and every pool reads back exactly."""
+    engine = open_engine(db_url)
+    try:
+        await migrate(engine)
+        store = JournalStore(engine)
+        pools = pools_rotating(500, 3 * CHECKPOINT_DEPTH)
+        for pool in pools:
+            await store.append([record(pool)])
+            await store.settle()  # as when picks are seconds apart
+        async with engine.connect() as conn:
+            j = journal
+            cards = (
+                await conn.execute(
+                    select(j.c.pool_cards).where(j.c.pool_digest.is_not(None)).order_by(j.c.seq)
+                )
+            ).scalars()
+            stored = list(cards)
+            checkpoints = (await conn.execute(select(pool_snapshots.c.digest))).scalars().all()
+        assert stored[0] and not any(stored[1:])  # full once, then deltas only
+        assert len(checkpoints) >= 2
+        back = await store.pools([pool_digest(p) for p in pools])
+        assert [back[pool_digest(p)] for p in pools] == pools
     finally:
         await engine.dispose()

@@ -7,10 +7,12 @@ after `append` returned shows only what is durable.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -24,9 +26,13 @@ class JournalStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self.head: Head | None = None
-        insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
-        self._insert_pool = insert(pool_snapshots).on_conflict_do_nothing(index_elements=["digest"])
         self._pools = PoolEncoder()
+        insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
+        self._insert_checkpoint = insert(pool_snapshots).on_conflict_do_nothing(
+            index_elements=["digest"]
+        )
+        self._checkpoints: set[asyncio.Task[None]] = set()
+        self.log = structlog.get_logger("raps.journal")
 
     async def load_head(self) -> Head | None:
         async with self.engine.connect() as conn:
@@ -43,7 +49,12 @@ class JournalStore:
         records: Sequence[dict[str, Any]],
         sealed: tuple[str, str, bytes, bytes] | None = None,
     ) -> list[Entry]:
-        """Chain and commit records (with their pools, and a sealed seed at open)."""
+        """Chain and commit records (with their pools, and a sealed seed at open).
+
+        A pick's pool goes into the pick's own row unless that pool is already stored,
+        so a pick is one INSERT; only an open adds a second (its sealed seed). Pools due for a
+        checkpoint are stored in full afterwards, in their own transaction.
+        """
         entries = list(link(records, self.head))
         if not entries and sealed is None:
             return []
@@ -55,16 +66,35 @@ class JournalStore:
         rows = self._pools.rows(pools)
         try:
             async with self.engine.begin() as conn:
-                if rows:
-                    await conn.execute(self._insert_pool, rows)
-                await self._write(conn, entries, records, sealed)
+                await self._write(conn, entries, records, sealed, rows)
         except BaseException:
             self._pools.forget()  # a delta's base must be durable: start again from full
             raise
-        self._pools.committed(pools, rows)
+        for digest, cards in self._pools.committed(pools, rows):
+            task = asyncio.create_task(self._checkpoint(digest, cards))
+            self._checkpoints.add(task)
+            task.add_done_callback(self._checkpoints.discard)
         if entries:
             self.head = Head(entries[-1].seq, entries[-1].hash)
         return entries
+
+    async def _checkpoint(self, digest: str, cards: list[str]) -> None:
+        """Store a pool in full beside the journal, so that later picks' deltas start
+        from it; on failure the deltas simply chain on (up to MAX_DEPTH)."""
+        row = {"digest": digest, "size": len(cards), "cards": "\n".join(cards), "base": None,
+               "delta": None}  # fmt: skip
+        try:
+            async with self.engine.begin() as conn:
+                await conn.execute(self._insert_checkpoint, row)
+        except Exception as e:
+            self.log.warning("pool checkpoint failed", error=type(e).__name__)
+            return
+        self._pools.checkpointed(digest, cards)
+
+    async def settle(self) -> None:
+        """Wait for pool checkpoints under way (before a stop, or in a test)."""
+        while self._checkpoints:
+            await asyncio.gather(*self._checkpoints, return_exceptions=True)
 
     async def _write(
         self,
@@ -72,6 +102,7 @@ class JournalStore:
         entries: Sequence[Entry],
         records: Sequence[dict[str, Any]],
         sealed: tuple[str, str, bytes, bytes] | None,
+        pool_rows: Sequence[dict[str, Any]],
     ) -> None:
         if sealed is not None:
             session_id, commitment, nonce, ciphertext = sealed
@@ -84,9 +115,13 @@ class JournalStore:
                 )
             )
         if entries:
-            await conn.execute(
-                journal.insert(),
-                [
+            unstored = {p["digest"]: p for p in pool_rows}
+            rows = []
+            for e, r in zip(entries, records, strict=True):
+                data = r.get("data", {})
+                # the first entry that carries a pool not yet stored stores it
+                pool = unstored.pop(data["pool_digest"], None) if "pool" in data else None
+                rows.append(
                     {
                         "seq": e.seq,
                         "session_id": r["session_id"],
@@ -95,10 +130,14 @@ class JournalStore:
                         "record": e.record_json,
                         "prev": e.prev,
                         "hash": e.hash,
+                        "pool_digest": pool and pool["digest"],
+                        "pool_size": pool and pool["size"],
+                        "pool_cards": pool and pool["cards"],
+                        "pool_base": pool and pool["base"],
+                        "pool_delta": pool and pool["delta"],
                     }
-                    for e, r in zip(entries, records, strict=True)
-                ],
-            )
+                )
+            await conn.execute(journal.insert(), rows)
 
     async def entries(self, first: int = 1, last: int | None = None) -> list[Entry]:
         q = select(journal.c.seq, journal.c.prev, journal.c.record, journal.c.hash).where(
@@ -148,14 +187,24 @@ class JournalStore:
         rows: dict[str, Any] = {}
         asked: set[str] = set()
         wanted = set(digests)
+        j = journal.c
+        in_journal = select(
+            j.pool_digest.label("digest"),
+            j.pool_size.label("size"),
+            j.pool_cards.label("cards"),
+            j.pool_base.label("base"),
+            j.pool_delta.label("delta"),
+        )
         async with self.engine.connect() as conn:
             while wanted:  # the pools, then their bases, then theirs...
                 asked |= wanted
-                found = await conn.execute(
-                    select(pool_snapshots).where(pool_snapshots.c.digest.in_(sorted(wanted)))
-                )
-                for r in found:
-                    rows[r.digest] = r._asdict()
+                keys = sorted(wanted)
+                for q in (
+                    in_journal.where(j.pool_digest.in_(keys)),
+                    select(pool_snapshots).where(pool_snapshots.c.digest.in_(keys)),
+                ):
+                    for r in await conn.execute(q):
+                        rows.setdefault(r.digest, r._asdict())
                 wanted = {r["base"] for r in rows.values() if r["base"]} - asked
         out: dict[str, list[str]] = {}
         for d in set(digests):

@@ -6,6 +6,17 @@ bigger than the journal entry itself.  A pool is stored in full, or as the cards
 to and removed from a recent base pool (chains are capped, so reading stays cheap).
 Reading rebuilds the pool; `raps verify` then checks it against the digest the journal
 holds, so a wrong delta cannot pass for a pool.
+
+A full snapshot of 10,000 cards costs a pick about a millisecond more than a delta, so
+picks store deltas only: once a chain grows CHECKPOINT_DEPTH deep, the journal stores
+that pool in full in its own transaction after the pick (a checkpoint), and later
+deltas start from it. A pick writes a full pool only when nothing close is known yet
+(the daemon's first pick of a pool) or checkpoints keep failing (MAX_DEPTH).
+
+Pools arrive in canonical (sorted, duplicate-free) order, the order their digest is
+taken over, so a delta is found by walking both lists side by side and skipping equal
+runs with C-speed slice comparisons: about 0.1 ms for 10,000 cards and a few changes,
+where building and differencing sets took over 1 ms on the pick's path.
 """
 
 from __future__ import annotations
@@ -17,68 +28,132 @@ from dataclasses import dataclass
 from typing import Any
 
 RECENT = 4  # pools kept in memory as bases for the next deltas
-MAX_DEPTH = 32  # a delta of a delta of ... at most this deep, then a full snapshot
+CHECKPOINT_DEPTH = 16  # a pool this deep in deltas is also stored in full, off the pick path
+MAX_DEPTH = 32  # a delta of a delta of ... at most this deep, then a full snapshot inline
 
 
 @dataclass(frozen=True, slots=True)
 class _Known:
-    cards: set[str]
+    cards: Sequence[str]
     depth: int
+
+
+def sorted_delta(
+    base: Sequence[str], now: Sequence[str], limit: int
+) -> tuple[list[str], list[str]] | None:
+    """(added, removed) from base to now, both sorted and duplicate-free; None past limit.
+
+    Equal runs are skipped a block at a time (the block doubles while runs keep
+    matching); only blocks that differ are merged card by card.
+    """
+    added: list[str] = []
+    removed: list[str] = []
+    i = j = 0
+    nb, nn = len(base), len(now)
+    block = _MIN_BLOCK
+    while i < nb and j < nn:
+        if base[i : i + block] == now[j : j + block]:
+            i += block
+            j += block
+            block *= 2
+            continue
+        if block > _MIN_BLOCK:
+            block = max(_MIN_BLOCK, block // 4)
+            continue
+        stop = i + block
+        while i < stop and i < nb and j < nn:
+            x, y = base[i], now[j]
+            if x == y:
+                i += 1
+                j += 1
+            elif x < y:
+                removed.append(x)
+                i += 1
+            else:
+                added.append(y)
+                j += 1
+        if len(added) + len(removed) > limit:
+            return None
+    removed.extend(base[i:])
+    added.extend(now[j:])
+    if len(added) + len(removed) > limit:
+        return None
+    return added, removed
+
+
+_MIN_BLOCK = 16
 
 
 class PoolEncoder:
     """Chooses full or delta rows for new pools; remembers pools once they are committed.
 
     The pick path pays for this, so each new pool is compared with one base only: the
-    recent pool closest in size (a slot pool is not diffed against a table pool).
+    recent pool closest in size, the newest on a tie (a slot pool is not diffed against
+    a table pool).
     """
 
     def __init__(self) -> None:
         self._recent: OrderedDict[str, _Known] = OrderedDict()
-        self._sets: dict[str, set[str]] = {}  # sets built by rows(), reused by committed()
 
     def rows(self, pools: Sequence[tuple[str, list[str]]]) -> list[dict[str, Any]]:
-        """Rows for the pool_snapshots table (digest, size, cards, base, delta)."""
-        self._sets.clear()
+        """Rows for new pools (digest, size, cards, base, delta); known ones are skipped."""
         return [self._row(d, cards) for d, cards in pools if d not in self._recent]
 
     def _row(self, digest: str, cards: list[str]) -> dict[str, Any]:
-        full = {"digest": digest, "size": len(cards), "cards": "\n".join(cards), "base": None,
-                "delta": None}  # fmt: skip
-        bases = [(abs(len(k.cards) - len(cards)), d) for d, k in self._recent.items()
-                 if k.depth < MAX_DEPTH]  # fmt: skip
-        if len(cards) < 64 or not bases:
-            return full
-        gap, base = min(bases)
-        if gap * 4 > len(cards):
-            return full
-        now = self._sets[digest] = set(cards)
-        known = self._recent[base].cards
-        added = now - known
-        removed = known - now
-        if (len(added) + len(removed)) * 4 > len(cards):
-            return full
-        delta = json.dumps({"add": sorted(added), "del": sorted(removed)}, separators=(",", ":"))
+        found = self._delta(cards)
+        if found is None:
+            return {"digest": digest, "size": len(cards), "cards": "\n".join(cards),
+                    "base": None, "delta": None}  # fmt: skip
+        base, added, removed = found
+        delta = json.dumps({"add": added, "del": removed}, separators=(",", ":"))
         return {"digest": digest, "size": len(cards), "cards": "", "base": base, "delta": delta}
+
+    def _delta(self, cards: list[str]) -> tuple[str, list[str], list[str]] | None:
+        """(base digest, added, removed) against the best recent base, or None for full."""
+        if len(cards) < 64:
+            return None
+        best: tuple[int, str] | None = None
+        for d, k in reversed(self._recent.items()):  # newest first: it wins a tie in size
+            gap = abs(len(k.cards) - len(cards))
+            if k.depth < MAX_DEPTH and (best is None or gap < best[0]):
+                best = (gap, d)
+        if best is None or best[0] * 4 > len(cards):
+            return None
+        known = self._recent[best[1]].cards
+        found = sorted_delta(known, cards, len(cards) // 4)
+        if found is None or len(known) + len(found[0]) - len(found[1]) != len(cards):
+            return None
+        return best[1], found[0], found[1]
 
     def committed(
         self, pools: Sequence[tuple[str, list[str]]], rows: Sequence[dict[str, Any]]
-    ) -> None:
-        """Remember pools whose rows are now durable, as bases for later deltas."""
+    ) -> list[tuple[str, list[str]]]:
+        """Remember pools whose rows are now durable, as bases for later deltas; returns
+        the pools due for a checkpoint (stored in full, off the pick path)."""
         depth = {r["digest"]: self._recent[r["base"]].depth + 1 for r in rows if r["base"]}
+        due: list[tuple[str, list[str]]] = []
         for digest, cards in pools:
             if digest in self._recent:
                 self._recent.move_to_end(digest)
                 continue
-            cards_set = self._sets.pop(digest, None) or set(cards)
-            self._recent[digest] = _Known(cards_set, depth.get(digest, 0))
+            # a copy: the base must stay exactly what was committed, whatever the caller does
+            kept = list(cards)
+            self._recent[digest] = _Known(kept, depth.get(digest, 0))
+            if depth.get(digest) == CHECKPOINT_DEPTH:
+                due.append((digest, kept))  # once: deeper ones wait for this one
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
+        return due
+
+    def checkpointed(self, digest: str, cards: list[str]) -> None:
+        """A pool now durable in full: later deltas chain from it at depth 0."""
+        self._recent[digest] = _Known(cards, 0)
+        while len(self._recent) > RECENT:
+            self._recent.popitem(last=False)
 
     def forget(self) -> None:
         """After a failed commit nothing new is durable: start again from full snapshots."""
         self._recent.clear()
-        self._sets.clear()
 
 
 def rebuild(rows: dict[str, Any], digest: str) -> list[str]:

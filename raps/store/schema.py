@@ -6,12 +6,14 @@ from sqlalchemy import (
     BigInteger,
     Column,
     Float,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
     String,
     Table,
     Text,
+    text,
 )
 
 metadata = MetaData()
@@ -28,8 +30,24 @@ journal = Table(
     Column("record", Text, nullable=False),  # canonical JSON, hashed byte for byte
     Column("prev", String(64), nullable=False),
     Column("hash", String(64), nullable=False),
+    # the entry of a pick stores the pool it was drawn from (full, or a delta against an
+    # earlier stored pool), in the same row: one statement per pick; outside the chain,
+    # which holds the pool's digest
+    Column("pool_digest", String(64), nullable=True),
+    Column("pool_size", Integer, nullable=True),
+    Column("pool_cards", Text, nullable=True),  # newline-joined, canonical ('' for a delta)
+    Column("pool_base", String(64), nullable=True),  # the pool this one is a delta of
+    Column("pool_delta", Text, nullable=True),  # JSON {"add": [...], "del": [...]}
+    Index(
+        "ix_journal_pool_digest",
+        "pool_digest",
+        sqlite_where=text("pool_digest IS NOT NULL"),
+        postgresql_where=text("pool_digest IS NOT NULL"),
+    ),
 )
 
+# pools stored on their own: checkpoints (in full, written after a pick, see
+# raps.store.pools) and every pool written before revision 0004
 pool_snapshots = Table(
     "pool_snapshots",
     metadata,
