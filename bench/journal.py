@@ -37,12 +37,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import gc
 import hashlib
+import io
 import json
 import math
 import os
 import platform
+import pstats
 import shutil
 import signal
 import socket
@@ -603,7 +606,9 @@ class RawCommit:
 BARE_INSERT = text("INSERT INTO bench_bare (id, at, note) VALUES (:id, :at, :note)")
 
 
-async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict[str, Any]:
+async def bench_picks(
+    name: str, url: str, key_file: Path, n_picks: int, profile: bool = False
+) -> dict[str, Any]:
     section(f"{name}: pick latency at {ELIGIBLE:,} eligible vs a bare commit")
     cfg = parse_config(
         config_text(url, key_file, ELIGIBLE, [(PICK_SESSION, False)]), source="bench config"
@@ -658,16 +663,23 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
     pool_sizes: set[int] = set()
     digests: set[str] = set()
 
+    profiler = cProfile.Profile() if profile else None
+    checkpoint_waits: list[float] = []
+
     async def timed_pick(k: int) -> tuple[float, float, Outcome]:
         clock.tick(STEP_SECONDS)
         assert len(service.floor.pool(PROMO, PoolKind.SLOTS)) == ELIGIBLE
         probe.reset()
         gc.disable()
+        if profiler is not None:
+            profiler.enable()
         c0 = time.process_time()
         t0 = time.perf_counter()
         result = await service.draw(PICK_SESSION, STAFF, f"draw-{k}", PoolKind.SLOTS)
         t1 = time.perf_counter()
         c1 = time.process_time()
+        if profiler is not None:
+            profiler.disable()
         gc.enable()
         parts = pick_breakdown(probe, t0, t1)
         if parts is not None and k >= WARMUP:
@@ -717,6 +729,12 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
             # not timed: void the pick (the session does not bar voided players, so the
             # pool stays at 10,000), then let one player leave and another qualify
             await service.void(PICK_SESSION, STAFF, f"void-{k}", outcome.pick.number, "bench")
+            # a pool checkpoint (a full pool stored after every 16th delta, off the pick's
+            # path) runs before the next step, as it does when picks are seconds apart
+            if service.journal._checkpoints:
+                c0 = time.perf_counter()
+                await service.journal.settle()
+                checkpoint_waits.append(time.perf_counter() - c0)
             service.ingest(rotation.events(clock()), "bench")
             if k % FLUSH_EVERY == FLUSH_EVERY - 1:
                 await service.flush_events()
@@ -725,10 +743,20 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
         gc.unfreeze()
         raw.close()
 
+    if profiler is not None:
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out).sort_stats("tottime")
+        stats.print_stats(30)
+        stats.sort_stats("cumulative").print_stats("raps/|structlog|prometheus", 40)
+        say("  cProfile of the timed picks (event-loop thread only; timings inflated):")
+        say(out.getvalue())
     head = service.journal.head
     async with engine.connect() as conn:
         pools_stored = (
             await conn.execute(text("SELECT count(*) FROM journal WHERE pool_digest IS NOT NULL"))
+        ).scalar()
+        checkpoints_stored = (
+            await conn.execute(text("SELECT count(*) FROM pool_snapshots"))
         ).scalar()
     await engine.dispose()
     assert pool_sizes == {ELIGIBLE}, pool_sizes
@@ -748,8 +776,15 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
     say(
         f"  {len(picks)} timed picks and {len(bares)} bare commits, alternated ({WARMUP} warm-up"
         f" steps dropped); every pick drawn from exactly {ELIGIBLE:,} players,"
-        f" {len(digests)} distinct pools; {pools_stored} pool snapshots stored;"
+        f" {len(digests)} distinct pools; {pools_stored} pools stored in pick rows;"
         f" journal head {head.seq if head else 0}"
+    )
+    waits = checkpoint_waits or [0.0]
+    say(
+        f"  {checkpoints_stored} pool checkpoints stored off the pick path (full pools after"
+        f" every 16th delta), awaited between steps: {len(checkpoint_waits)} still running"
+        f" when their pick returned, waited for p50 {percentile(waits, 50) * 1e3:.2f} ms,"
+        f" max {max(waits) * 1e3:.2f} ms (not in any timed figure)"
     )
     say(
         f"  pick (Service.draw)      p50 {pick_ms['p50']:8.3f} ms  p99 {pick_ms['p99']:8.3f} ms"
@@ -790,6 +825,7 @@ async def bench_picks(name: str, url: str, key_file: Path, n_picks: int) -> dict
         "bare_breakdown_ms": bare_break,
         "eligible": ELIGIBLE,
         "distinct_pools": len(digests),
+        "pool_checkpoints": checkpoints_stored,
     }
 
 
@@ -1224,8 +1260,12 @@ async def run(args: argparse.Namespace) -> int:
         # --- 1. pick latency, per database
         sqlite_picks_url = f"sqlite:///{folder / 'picks.db'}"
         pg_picks_url = pg.url(pg.create("picks"))
-        results["sqlite"] = await bench_picks("SQLite", sqlite_picks_url, key_file, n_picks)
-        results["postgresql"] = await bench_picks("PostgreSQL", pg_picks_url, key_file, n_picks)
+        results["sqlite"] = await bench_picks(
+            "SQLite", sqlite_picks_url, key_file, n_picks, args.profile
+        )
+        results["postgresql"] = await bench_picks(
+            "PostgreSQL", pg_picks_url, key_file, n_picks, args.profile
+        )
 
         # --- 2. restart: one history, inserted into both databases
         n_sessions = max(1, math.ceil((n_entries - LIVE_RECORDS) / RECORDS_PER_HISTORY_SESSION))
@@ -1376,6 +1416,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--dir", default=None, help="where the SQLite files go (default: $TMPDIR)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument(
+        "--profile", action="store_true", help="print a cProfile of the timed picks (slows them)"
+    )
     ap.add_argument("--pg-host", default=os.environ.get("RAPS_TEST_PG_HOST", "127.0.0.1"))
     ap.add_argument("--pg-port", type=int, default=int(os.environ.get("RAPS_TEST_PG_PORT", "5432")))
     args = ap.parse_args(argv)

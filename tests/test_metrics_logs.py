@@ -180,6 +180,8 @@ async def test_metrics_pass_promtool_and_are_all_raps(tmp_path: Path) -> None:
         assert line in text, line
     # one closed session (whatever other labels the gauge carries)
     assert re.search(r'^raps_sessions\{[^}]*state="closed"[^}]*\} 1\.0$', text, re.M), text
+    # and it left the open state: that series reads 0 now
+    assert re.search(r'^raps_sessions\{[^}]*state="open"[^}]*\} 0\.0$', text, re.M), text
     assert re.search(r'raps_pool_eligible_players\{area="Main Floor",pool="slots",'
                      r'promotion="raps",tier="jack"\} \d', text)  # fmt: skip
     assert_no_full_card(text)

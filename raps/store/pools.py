@@ -136,11 +136,10 @@ class PoolEncoder:
             if digest in self._recent:
                 self._recent.move_to_end(digest)
                 continue
-            # a copy: the base must stay exactly what was committed, whatever the caller does
-            kept = list(cards)
-            self._recent[digest] = _Known(kept, depth.get(digest, 0))
+            # kept as given, not copied (10k cards): a journaled pool is never changed
+            self._recent[digest] = _Known(cards, depth.get(digest, 0))
             if depth.get(digest) == CHECKPOINT_DEPTH:
-                due.append((digest, kept))  # once: deeper ones wait for this one
+                due.append((digest, cards))  # once: deeper ones wait for this one
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
         return due
