@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 SEED_BYTES = 32
 BLOCK_BITS = 256
-_POOL_PREFIX = b"raps-pool-v1\n"
+POOL_PREFIX = b"raps-pool-v1\n"
 _PICK_PREFIX = b"raps-pick-v1"
 
 
@@ -35,7 +35,7 @@ def commitment(seed: bytes) -> str:
 
 def pool_digest(cards: Sequence[str]) -> str:
     """Hex SHA-256 of the pool in canonical order (cards joined by newlines)."""
-    return hashlib.sha256(_POOL_PREFIX + "\n".join(cards).encode("utf-8")).hexdigest()
+    return hashlib.sha256(POOL_PREFIX + "\n".join(cards).encode("utf-8")).hexdigest()
 
 
 def pick_message(session_id: str, pick_number: int, attempt: int, digest: str) -> bytes:

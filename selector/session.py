@@ -25,6 +25,7 @@ from selector.floor import ELIGIBLE, Floor
 from selector.layout import Location
 from selector.promotion import SessionRules
 from selector.records import Actor, Record
+from selector.snapshot import PoolSnapshotter
 
 
 class SessionError(ValueError):
@@ -139,6 +140,7 @@ class DrawSession:
     _slot_draws: dict[tuple[str, int], int] = field(default_factory=dict)
     _card_picks: dict[str, list[Pick]] = field(default_factory=dict)
     _barred: dict[str, str] = field(default_factory=dict)
+    _snapshots: dict[str, PoolSnapshotter] = field(default_factory=dict)  # by pool kind
 
     def __post_init__(self) -> None:
         self.floor.promotion(self.promotion_id)  # unknown promotion fails now, not at a pick
@@ -287,9 +289,8 @@ class DrawSession:
         floor.advance(cmd.at)
         pool = floor.pool(self.promotion_id, kind)
         barred = self._barred
-        candidates = list(pool)  # a plain copy is fast; the barred few are cut out by bisect
-        for index in sorted((pool.index(c) for c in barred if c in pool), reverse=True):
-            del candidates[index]
+        snapshots = self._snapshots.setdefault(kind, PoolSnapshotter())
+        candidates, digest = snapshots.take(pool, barred)
         left_out = dict(floor.left_out_counts(self.promotion_id, kind))
         for card, reason in barred.items():
             if card in pool:  # only those the floor would otherwise have offered
@@ -297,7 +298,6 @@ class DrawSession:
         assert self._seed is not None
         number = len(self.picks) + 1
         while candidates:
-            digest = pool_digest(candidates)
             index, rejected = pick_index(
                 self._seed, self.session_id, number, attempt, digest, len(candidates)
             )
@@ -319,6 +319,7 @@ class DrawSession:
                 pool_digest=digest,
             )
             candidates.pop(index)
+            digest = pool_digest(candidates)
         else:
             self._emit(
                 cmd,

@@ -31,6 +31,7 @@ class JournalStore:
         self._insert_checkpoint = insert(pool_snapshots).on_conflict_do_nothing(
             index_elements=["digest"]
         )
+        self._insert_entry = journal.insert()  # built once: its compiled form is cached
         self._checkpoints: set[asyncio.Task[None]] = set()
         self.log = structlog.get_logger("raps.journal")
 
@@ -137,7 +138,8 @@ class JournalStore:
                         "pool_delta": pool and pool["delta"],
                     }
                 )
-            await conn.execute(journal.insert(), rows)
+            # one row (a pick) goes as a plain execute, several as an executemany
+            await conn.execute(self._insert_entry, rows[0] if len(rows) == 1 else rows)
 
     async def entries(self, first: int = 1, last: int | None = None) -> list[Entry]:
         q = select(journal.c.seq, journal.c.prev, journal.c.record, journal.c.hash).where(
