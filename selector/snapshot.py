@@ -11,7 +11,7 @@ pointers. The digest is byte for byte `fairness.pool_digest` of the candidates.
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Sequence
 
 from sortedcontainers import SortedList
@@ -23,30 +23,35 @@ class PoolSnapshotter:
     """Candidates in canonical order (the pool minus barred cards) and their digest."""
 
     def __init__(self) -> None:
-        # the last snapshot's blocks by their first card: (cards, encoded bytes)
-        self._blocks: dict[str, tuple[list[str], bytes]] = {}
+        # the last snapshot's blocks by their first card:
+        # (the block's cards, the barred cards cut from it, what is left, its encoded bytes)
+        self._blocks: dict[str, tuple[list[str], tuple[str, ...], list[str], bytes]] = {}
 
     def take(self, pool: SortedList, barred: Collection[str]) -> tuple[list[str], str]:
         candidates: list[str] = []
         digest = hashlib.sha256(POOL_PREFIX)
         cut = sorted(barred)
-        blocks: dict[str, tuple[list[str], bytes]] = {}
+        blocks: dict[str, tuple[list[str], tuple[str, ...], list[str], bytes]] = {}
         for sub in _blocks_of(pool):
-            block: list[str] = sub
-            i = bisect_left(cut, sub[0])
-            if i < len(cut) and cut[i] <= sub[-1]:  # a barred card falls in this block
-                bar = set(cut)
-                block = [c for c in sub if c not in bar]
-                if not block:
-                    continue
-            known = self._blocks.get(block[0])
-            if known is not None and known[0] == block:
-                data = known[1]
-                blocks[block[0]] = known
+            first = sub[0]
+            here = tuple(cut[bisect_left(cut, first) : bisect_right(cut, sub[-1])])
+            known = self._blocks.get(first)
+            if known is not None and known[1] == here and known[0] == sub:
+                blocks[first] = known
+                block, data = known[2], known[3]
             else:
+                source = list(sub)  # a copy: the SortedList changes its blocks in place
+                block = source
+                if here:  # the few barred cards of this block, cut out by bisection
+                    block = list(sub)
+                    for card in here:
+                        i = bisect_left(block, card)
+                        if i < len(block) and block[i] == card:
+                            del block[i]
                 data = "\n".join(block).encode("utf-8")
-                # a copy: the SortedList changes its blocks in place
-                blocks[block[0]] = (list(block) if block is sub else block, data)
+                blocks[first] = (source, here, block, data)
+            if not block:
+                continue
             if candidates:
                 digest.update(b"\n")
             digest.update(data)

@@ -51,10 +51,10 @@ def test_an_unchanged_block_is_not_encoded_again() -> None:
     pool = SortedList(f"7{i:09d}" for i in range(5000))
     snap = PoolSnapshotter()
     first, _ = snap.take(pool, ())
-    before = {k: id(v[1]) for k, v in snap._blocks.items()}
+    before = {k: id(v[3]) for k, v in snap._blocks.items()}
     pool.add("7000004999x")  # lands in the last block only
     second, digest = snap.take(pool, ())
-    after = {k: id(v[1]) for k, v in snap._blocks.items()}
+    after = {k: id(v[3]) for k, v in snap._blocks.items()}
     reused = [k for k in after if before.get(k) == after[k]]
     assert len(reused) == len(after) - 1
     assert digest == pool_digest(second) and len(second) == len(first) + 1
