@@ -319,6 +319,7 @@ class DrawSession:
                 pool_digest=digest,
             )
             candidates.pop(index)
+            candidates.since = None  # no longer the snapshot it was taken as
             digest = pool_digest(candidates)
         else:
             self._emit(

@@ -6,6 +6,10 @@ come and go, so nearly all of the pool's sorted list is as it was. The pool is f
 SHA-256 block by block (the blocks of its SortedList), and a block holding the same
 cards as last time reuses its encoded bytes: comparing the two lists reads only their
 pointers. The digest is byte for byte `fairness.pool_digest` of the candidates.
+
+The blocks that did change are also all that differs from the last snapshot, so the
+snapshot carries that change (the last snapshot's digest, cards added, cards removed):
+the journal stores a pick's pool as such a delta without comparing 10,000 cards again.
 """
 
 from __future__ import annotations
@@ -16,7 +20,19 @@ from collections.abc import Collection, Sequence
 
 from sortedcontainers import SortedList
 
+from selector.diff import sorted_delta
 from selector.fairness import POOL_PREFIX
+
+
+class PoolSnapshot(list[str]):
+    """Candidates in canonical order; `since` is (digest of the previous snapshot, cards
+    added, cards removed) when this snapshotter took one before, else None. Whoever
+    changes the list must set `since` to None."""
+
+    since: tuple[str, list[str], list[str]] | None = None
+
+
+Block = tuple[list[str], tuple[str, ...], list[str], bytes]
 
 
 class PoolSnapshotter:
@@ -25,13 +41,15 @@ class PoolSnapshotter:
     def __init__(self) -> None:
         # the last snapshot's blocks by their first card:
         # (the block's cards, the barred cards cut from it, what is left, its encoded bytes)
-        self._blocks: dict[str, tuple[list[str], tuple[str, ...], list[str], bytes]] = {}
+        self._blocks: dict[str, Block] = {}
+        self._digest: str | None = None
 
-    def take(self, pool: SortedList, barred: Collection[str]) -> tuple[list[str], str]:
-        candidates: list[str] = []
+    def take(self, pool: SortedList, barred: Collection[str]) -> tuple[PoolSnapshot, str]:
+        candidates = PoolSnapshot()
         digest = hashlib.sha256(POOL_PREFIX)
         cut = sorted(barred)
-        blocks: dict[str, tuple[list[str], tuple[str, ...], list[str], bytes]] = {}
+        blocks: dict[str, Block] = {}
+        fresh: list[str] = []  # the cards of blocks not reused, in order
         for sub in _blocks_of(pool):
             first = sub[0]
             here = tuple(cut[bisect_left(cut, first) : bisect_right(cut, sub[-1])])
@@ -50,14 +68,24 @@ class PoolSnapshotter:
                             del block[i]
                 data = "\n".join(block).encode("utf-8")
                 blocks[first] = (source, here, block, data)
+                fresh.extend(block)
             if not block:
                 continue
             if candidates:
                 digest.update(b"\n")
             digest.update(data)
             candidates.extend(block)
+        if self._digest is not None:
+            gone: list[str] = []  # the cards of the last snapshot's blocks not reused
+            for key, old in self._blocks.items():
+                if blocks.get(key) is not old:
+                    gone.extend(old[2])
+            found = sorted_delta(gone, fresh, len(gone) + len(fresh))
+            if found is not None:
+                candidates.since = (self._digest, found[0], found[1])
         self._blocks = blocks
-        return candidates, digest.hexdigest()
+        self._digest = digest.hexdigest()
+        return candidates, self._digest
 
 
 def _blocks_of(pool: SortedList) -> Sequence[list[str]]:

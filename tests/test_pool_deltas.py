@@ -6,6 +6,7 @@ delta against a recent pool must give back the very same canonical list.
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -18,9 +19,11 @@ from sqlalchemy.engine import Connection
 
 from raps.store.database import MIGRATIONS, migrate, open_engine
 from raps.store.journal import JournalStore
-from raps.store.pools import CHECKPOINT_DEPTH, MAX_DEPTH, PoolEncoder, rebuild, sorted_delta
+from raps.store.pools import CHECKPOINT_DEPTH, MAX_DEPTH, PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots
+from selector.diff import sorted_delta
 from selector.fairness import pool_digest
+from selector.snapshot import PoolSnapshot
 
 
 def pools_drifting(n: int, steps: int, seed: int) -> list[list[str]]:
@@ -216,3 +219,23 @@ async def test_picks_store_deltas_and_checkpoints_go_beside_them(db_url: str) ->
         assert [back[pool_digest(p)] for p in pools] == pools
     finally:
         await engine.dispose()
+
+
+def test_a_snapshots_own_change_is_stored_when_its_base_is_known() -> None:
+    """The core's snapshot says what changed since the last one; the encoder stores
+    exactly that, and only against a base it knows to be stored."""
+    a, b = pools_rotating(300, 2)
+    enc = PoolEncoder()
+    enc.committed([(pool_digest(a), a)], enc.rows([(pool_digest(a), a)]))
+    hinted = PoolSnapshot(b)
+    hinted.since = (pool_digest(a), [b[-1]], [a[0]])
+    (row,) = enc.rows([(pool_digest(b), hinted)])
+    assert row["base"] == pool_digest(a)
+    assert json.loads(row["delta"]) == {"add": [b[-1]], "del": [a[0]]}
+    assert rebuild({pool_digest(a): {"base": None, "size": len(a), "cards": "\n".join(a)},
+                    row["digest"]: row}, pool_digest(b)) == b  # fmt: skip
+    unknown = PoolSnapshot(b)
+    unknown.since = ("f" * 64, ["bogus"], [])  # a base never stored: not trusted
+    (row,) = enc.rows([(pool_digest(b), unknown)])
+    assert row["base"] == pool_digest(a)  # found by comparing with a stored base instead
+    assert json.loads(row["delta"]) == {"add": [b[-1]], "del": [a[0]]}

@@ -35,6 +35,7 @@ def test_every_snapshot_is_the_plain_pool_and_its_digest(
     pool = SortedList(start)
     pool._reset(load)  # small blocks: splits and merges happen within a few steps
     snap = PoolSnapshotter()
+    last: tuple[list[str], str] | None = None
     for join, leave, barred in changes:
         for c in join:
             if c not in pool:
@@ -45,6 +46,16 @@ def test_every_snapshot_is_the_plain_pool_and_its_digest(
         expected = [c for c in pool if c not in barred]
         assert candidates == expected
         assert digest == pool_digest(expected)
+        # the change it carries turns the last snapshot into this one, exactly
+        if last is None:
+            assert candidates.since is None
+        else:
+            assert candidates.since is not None
+            base, added, removed = candidates.since
+            assert base == last[1]
+            assert added == sorted(set(expected) - set(last[0]))
+            assert removed == sorted(set(last[0]) - set(expected))
+        last = (list(candidates), digest)
 
 
 def test_an_unchanged_block_is_not_encoded_again() -> None:

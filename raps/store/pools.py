@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from selector.diff import sorted_delta
+
 RECENT = 4  # pools kept in memory as bases for the next deltas
 CHECKPOINT_DEPTH = 16  # a pool this deep in deltas is also stored in full, off the pick path
 MAX_DEPTH = 32  # a delta of a delta of ... at most this deep, then a full snapshot inline
@@ -36,52 +38,6 @@ MAX_DEPTH = 32  # a delta of a delta of ... at most this deep, then a full snaps
 class _Known:
     cards: Sequence[str]
     depth: int
-
-
-def sorted_delta(
-    base: Sequence[str], now: Sequence[str], limit: int
-) -> tuple[list[str], list[str]] | None:
-    """(added, removed) from base to now, both sorted and duplicate-free; None past limit.
-
-    Equal runs are skipped a block at a time (the block doubles while runs keep
-    matching); only blocks that differ are merged card by card.
-    """
-    added: list[str] = []
-    removed: list[str] = []
-    i = j = 0
-    nb, nn = len(base), len(now)
-    block = _MIN_BLOCK
-    while i < nb and j < nn:
-        if base[i : i + block] == now[j : j + block]:
-            i += block
-            j += block
-            block *= 2
-            continue
-        if block > _MIN_BLOCK:
-            block = max(_MIN_BLOCK, block // 4)
-            continue
-        stop = i + block
-        while i < stop and i < nb and j < nn:
-            x, y = base[i], now[j]
-            if x == y:
-                i += 1
-                j += 1
-            elif x < y:
-                removed.append(x)
-                i += 1
-            else:
-                added.append(y)
-                j += 1
-        if len(added) + len(removed) > limit:
-            return None
-    removed.extend(base[i:])
-    added.extend(now[j:])
-    if len(added) + len(removed) > limit:
-        return None
-    return added, removed
-
-
-_MIN_BLOCK = 16
 
 
 class PoolEncoder:
@@ -112,6 +68,19 @@ class PoolEncoder:
         """(base digest, added, removed) against the best recent base, or None for full."""
         if len(cards) < 64:
             return None
+        # a core snapshot knows what changed since the previous one (selector.snapshot):
+        # when that one is a stored base, no comparison of the whole pool is needed
+        since = getattr(cards, "since", None)
+        if since is not None:
+            base, added, removed = since
+            hinted = self._recent.get(base)
+            if (
+                hinted is not None
+                and hinted.depth < MAX_DEPTH
+                and len(hinted.cards) + len(added) - len(removed) == len(cards)
+                and (len(added) + len(removed)) * 4 <= len(cards)
+            ):
+                return base, added, removed
         best: tuple[int, str] | None = None
         for d, k in reversed(self._recent.items()):  # newest first: it wins a tie in size
             gap = abs(len(k.cards) - len(cards))
