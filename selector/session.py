@@ -519,6 +519,7 @@ class DrawSession:
             assert self._seed is not None
             self.state = SessionState.CLOSED
             self._revealed = True
+            self._snapshots.clear()  # no more picks: let the cached pool blocks go
             summary = {s.value: sum(1 for p in self.picks if p.state == s) for s in PickState}
             self._emit(
                 cmd,
