@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -37,6 +37,7 @@ from selector.events import (
 )
 from selector.layout import FloorLayout, Location, Machine, Table
 from selector.promotion import EarnRules, Promotion
+from selector.snapshot import PoolSnapshot, PoolSnapshotter
 from selector.windows import DayClock
 
 SLOTS = PoolKind.SLOTS.value
@@ -114,7 +115,9 @@ class _Rating:
 class _PromotionState:
     """Per promotion: status of every located player, pools and counters."""
 
-    __slots__ = ("counts", "min_active", "pools", "promo", "status", "threshold", "window")
+    __slots__ = (
+        "counts", "min_active", "pools", "promo", "snapshotters", "status", "threshold", "window",
+    )  # fmt: skip
 
     def __init__(self, promo: Promotion, window: int) -> None:
         self.promo = promo
@@ -125,6 +128,8 @@ class _PromotionState:
         self.status: dict[str, tuple[str, str, str, str]] = {}
         self.counts: Counter[tuple[str, str, str, str]] = Counter()
         self.pools: dict[str, SortedList] = {k.value: SortedList() for k in PoolKind}
+        # shared by every session drawing from the pool, so each reuses the last one's work
+        self.snapshotters = {k.value: PoolSnapshotter() for k in PoolKind}
 
 
 class Floor:
@@ -619,6 +624,15 @@ class Floor:
     def pool(self, promotion_id: str, kind: PoolKind | str) -> SortedList:
         """The eligible cards of a pool in canonical (sorted) order; do not mutate."""
         return self._state(promotion_id).pools[PoolKind(kind).value]
+
+    def pool_snapshot(
+        self, promotion_id: str, kind: PoolKind | str, barred: Collection[str]
+    ) -> tuple[PoolSnapshot, str]:
+        """A pool minus the barred cards, in canonical order, and its digest (exactly
+        fairness.pool_digest); each snapshot reuses what the last one of the pool hashed."""
+        st = self._state(promotion_id)
+        k = PoolKind(kind).value
+        return st.snapshotters[k].take(st.pools[k], barred)
 
     def eligible_counts(self, promotion_id: str) -> dict[tuple[str, str, str], int]:
         """Eligible players by (pool kind, area, tier)."""

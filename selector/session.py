@@ -25,7 +25,6 @@ from selector.floor import ELIGIBLE, Floor
 from selector.layout import Location
 from selector.promotion import SessionRules
 from selector.records import Actor, Record
-from selector.snapshot import PoolSnapshotter
 
 
 class SessionError(ValueError):
@@ -140,7 +139,6 @@ class DrawSession:
     _slot_draws: dict[tuple[str, int], int] = field(default_factory=dict)
     _card_picks: dict[str, list[Pick]] = field(default_factory=dict)
     _barred: dict[str, str] = field(default_factory=dict)
-    _snapshots: dict[str, PoolSnapshotter] = field(default_factory=dict)  # by pool kind
 
     def __post_init__(self) -> None:
         self.floor.promotion(self.promotion_id)  # unknown promotion fails now, not at a pick
@@ -289,8 +287,7 @@ class DrawSession:
         floor.advance(cmd.at)
         pool = floor.pool(self.promotion_id, kind)
         barred = self._barred
-        snapshots = self._snapshots.setdefault(kind, PoolSnapshotter())
-        candidates, digest = snapshots.take(pool, barred)
+        candidates, digest = floor.pool_snapshot(self.promotion_id, kind, barred)
         left_out = dict(floor.left_out_counts(self.promotion_id, kind))
         for card, reason in barred.items():
             if card in pool:  # only those the floor would otherwise have offered
@@ -519,7 +516,6 @@ class DrawSession:
             assert self._seed is not None
             self.state = SessionState.CLOSED
             self._revealed = True
-            self._snapshots.clear()  # no more picks: let the cached pool blocks go
             summary = {s.value: sum(1 for p in self.picks if p.state == s) for s in PickState}
             self._emit(
                 cmd,
