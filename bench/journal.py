@@ -13,15 +13,20 @@ with initdb/pg_ctl when none runs, as tests/conftest.py does).
 What it measures (issue targets in brackets), per database:
 
 1. Pick latency at 10,000 eligible slot players: `await Service.draw(...)`, i.e. the
-   core's pick plus the durable journal append (chain hashing, the 10k-card pool
-   snapshot, the entry, the commit), against the bare commit of one small row on the
-   same engine and database (`INSERT INTO bench_bare ...` + commit), the two alternated
-   step by step so that machine noise hits both alike [pick p99 <= 1.5x bare commit p99].
+   core's pick (pool snapshot, its digest, the HMAC pick, the re-check) plus the durable
+   journal append (chain hashing, the pool as a delta in the pick's own row, the commit),
+   against the bare commit of one small row on the same engine and database
+   (`INSERT INTO bench_bare ...` + commit), the two alternated step by step so that
+   machine noise hits both alike [pick p99 <= 1.5x bare commit p99].
    Between steps (not timed) one player leaves the floor and another qualifies, so every
-   pool differs and its snapshot is really written, and the pick is voided so the pool
-   stays at exactly 10,000 (the session does not bar voided players).  A breakdown says
-   where a pick's time goes: the core's draw, chain hashing, connection checkout (with
-   the engine's pre-ping), the statements, the commit.
+   pool differs and its delta is really written, and the pick is voided so the pool
+   stays at exactly 10,000 (the session does not bar voided players).  Every 16th delta
+   the journal also stores that pool in full as a checkpoint, in its own transaction
+   after the pick's commit; a checkpoint still running when its pick returns is awaited
+   before the next step (as when picks are seconds apart), and those waits are reported
+   apart, in no timed figure.  A breakdown says where a pick's time goes: the core's
+   draw, chain hashing, the pool delta, connection checkout, the statement, the commit.
+   `--profile` adds a cProfile of the timed picks.
 2. Restart-to-ready with 1M journal entries: a journal of 1M chained entries (50k
    closed sessions drawn by the real core on a small floor, bulk-inserted, not timed),
    a live session with pending picks, a floor snapshot of 10k players and a tail of
