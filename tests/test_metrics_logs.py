@@ -12,6 +12,7 @@ These run on SQLite only: what is measured and logged does not depend on the dat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -234,6 +235,7 @@ async def test_logs_are_json_with_site_session_and_pick_and_mask_cards(
             r = await live.hh.post("close", force=True)
             assert r.status_code == 200
             seed = (await live.hh.summary())["seed"]
+            await asyncio.sleep(0)  # log lines follow the answer, on the loop's next turn
             after_close = capsys.readouterr()
     assert before_close.out == "" and after_close.out == "", "logs go to stderr only"
     assert seed and len(seed) == 64

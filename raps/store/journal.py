@@ -21,6 +21,26 @@ from raps.chain import Entry, Head, link
 from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
 
+_ENTRY_COLUMNS = ("seq", "session_id", "type", "at", "record", "prev", "hash", "pool_digest",
+                  "pool_size", "pool_cards", "pool_base", "pool_delta")  # fmt: skip
+_POOL_KEYS = ("digest", "size", "cards", "base", "delta")  # PoolEncoder rows, in column order
+_NO_POOL = (None,) * len(_POOL_KEYS)
+
+
+def _insert_sql(paramstyle: str) -> str:
+    """INSERT of one journal row for the driver's positional parameter style."""
+    n = len(_ENTRY_COLUMNS)
+    if paramstyle == "qmark":
+        marks = ["?"] * n
+    elif paramstyle == "numeric_dollar":
+        marks = [f"${i}" for i in range(1, n + 1)]
+    elif paramstyle == "format":
+        marks = ["%s"] * n
+    else:
+        raise ValueError(f"unsupported parameter style {paramstyle!r}")
+    columns = ", ".join(_ENTRY_COLUMNS)  # constants only: nothing from input reaches the SQL
+    return f"INSERT INTO journal ({columns}) VALUES ({', '.join(marks)})"  # noqa: S608
+
 
 class JournalStore:
     def __init__(self, engine: AsyncEngine) -> None:
@@ -31,7 +51,8 @@ class JournalStore:
         self._insert_checkpoint = insert(pool_snapshots).on_conflict_do_nothing(
             index_elements=["digest"]
         )
-        self._insert_entry = journal.insert()  # built once: its compiled form is cached
+        # the hottest statement: driver SQL with positional parameters, no compilation
+        self._insert_entry = _insert_sql(engine.dialect.paramstyle)
         self._checkpoints: set[asyncio.Task[None]] = set()
         self.log = structlog.get_logger("raps.journal")
 
@@ -123,23 +144,11 @@ class JournalStore:
                 # the first entry that carries a pool not yet stored stores it
                 pool = unstored.pop(data["pool_digest"], None) if "pool" in data else None
                 rows.append(
-                    {
-                        "seq": e.seq,
-                        "session_id": r["session_id"],
-                        "type": r["type"],
-                        "at": r["at"],
-                        "record": e.record_json,
-                        "prev": e.prev,
-                        "hash": e.hash,
-                        "pool_digest": pool and pool["digest"],
-                        "pool_size": pool and pool["size"],
-                        "pool_cards": pool and pool["cards"],
-                        "pool_base": pool and pool["base"],
-                        "pool_delta": pool and pool["delta"],
-                    }
+                    (e.seq, r["session_id"], r["type"], r["at"], e.record_json, e.prev, e.hash)
+                    + (_NO_POOL if pool is None else tuple(pool[k] for k in _POOL_KEYS))
                 )
             # one row (a pick) goes as a plain execute, several as an executemany
-            await conn.execute(self._insert_entry, rows[0] if len(rows) == 1 else rows)
+            await conn.exec_driver_sql(self._insert_entry, rows[0] if len(rows) == 1 else rows)
 
     async def entries(self, first: int = 1, last: int | None = None) -> list[Entry]:
         q = select(journal.c.seq, journal.c.prev, journal.c.record, journal.c.hash).where(
