@@ -20,7 +20,7 @@ What it measures (issue targets in brackets), per database:
    machine noise hits both alike [pick p99 <= 1.5x bare commit p99].
    Between steps (not timed) one player leaves the floor and another qualifies, so every
    pool differs and its delta is really written, and the pick is voided so the pool
-   stays at exactly 10,000 (the session does not bar voided players).  Every 16th delta
+   stays at exactly 10,000 (the session does not bar voided players).  Every 128th delta
    the journal also stores that pool in full as a checkpoint, in its own transaction
    after the pick's commit; a checkpoint still running when its pick returns is awaited
    before the next step (as when picks are seconds apart), and those waits are reported
@@ -734,7 +734,7 @@ async def bench_picks(
             # not timed: void the pick (the session does not bar voided players, so the
             # pool stays at 10,000), then let one player leave and another qualify
             await service.void(PICK_SESSION, STAFF, f"void-{k}", outcome.pick.number, "bench")
-            # a pool checkpoint (a full pool stored after every 16th delta, off the pick's
+            # a pool checkpoint (a full pool stored after every 128th delta, off the pick's
             # path) runs before the next step, as it does when picks are seconds apart
             if service.journal._checkpoints:
                 c0 = time.perf_counter()
@@ -787,7 +787,7 @@ async def bench_picks(
     waits = checkpoint_waits or [0.0]
     say(
         f"  {checkpoints_stored} pool checkpoints stored off the pick path (full pools after"
-        f" every 16th delta), awaited between steps: {len(checkpoint_waits)} still running"
+        f" every 128th delta), awaited between steps: {len(checkpoint_waits)} still running"
         f" when their pick returned, waited for p50 {percentile(waits, 50) * 1e3:.2f} ms,"
         f" max {max(waits) * 1e3:.2f} ms (not in any timed figure)"
     )
