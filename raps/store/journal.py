@@ -12,12 +12,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from raps.chain import Entry, Head, link
+from raps.logs import get_logger
 from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
 
@@ -54,7 +54,7 @@ class JournalStore:
         # the hottest statement: driver SQL with positional parameters, no compilation
         self._insert_entry = _insert_sql(engine.dialect.paramstyle)
         self._checkpoints: set[asyncio.Task[None]] = set()
-        self.log = structlog.get_logger("raps.journal")
+        self.log = get_logger(component="journal")
 
     async def load_head(self) -> Head | None:
         async with self.engine.connect() as conn:
