@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import os
@@ -32,7 +31,7 @@ from pymodbus.exceptions import ConnectionException, ModbusException, ModbusIOEx
 from adapters.modbus.config import ModbusGatewayConfig
 from adapters.modbus.poller import Limits, MachineSpec, MachineTracker, plan_reads
 from adapters.modbus.profile import decode_block
-from adapters.sas.poller import BurstLog
+from adapters.sas.poller import BurstLog, deliver
 from selector.events import AnyFloorEvent
 
 STATE_SAVE_SECONDS = 5.0
@@ -325,16 +324,7 @@ class ModbusGateway:
             return
         batch, self._out = self._out, []
         self.stats["events"] += len(batch)
-        try:
-            result = self.emit(batch)
-        except Exception:
-            self.stats["emit_failed"] += 1
-            self.log.exception("emit failed", events=len(batch))
-            return
-        if inspect.isawaitable(result):
-            task = asyncio.ensure_future(result)
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        deliver(self.emit, batch, self._tasks, self.stats, self.log)
 
     def _bad(self, reason: str, detail: str, **context: Any) -> None:
         self.stats[f"error_{reason}"] += 1

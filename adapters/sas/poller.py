@@ -190,6 +190,28 @@ class BurstLog:
             self._held[reason] += 1
 
 
+def deliver(
+    emit: Callable[[list[AnyFloorEvent]], object],
+    batch: list[AnyFloorEvent],
+    pending: set[asyncio.Future[Any]],
+    stats: Counter[str],
+    log: Any,
+) -> None:
+    """Hand a batch to the daemon's emit callback, plain or async; an async one runs as a
+    task kept in `pending` until done. A failing emit is counted and logged, never raised:
+    the poll loop must go on."""
+    try:
+        result = emit(batch)
+    except Exception:
+        stats["emit_failed"] += 1
+        log.exception("emit failed", events=len(batch))
+        return
+    if inspect.isawaitable(result):
+        task = asyncio.ensure_future(result)
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+
 class ChannelPoller:
     """Polls the machines of one SAS loop and turns what they say into FloorEvents."""
 
@@ -707,16 +729,7 @@ class ChannelPoller:
         if not self._out:
             return
         batch, self._out = self._out, []
-        try:
-            result = self.emit(batch)
-        except Exception:
-            self.stats["emit_failed"] += 1
-            self.log.exception("emit failed", events=len(batch))
-            return
-        if inspect.isawaitable(result):
-            task = asyncio.ensure_future(result)
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        deliver(self.emit, batch, self._tasks, self.stats, self.log)
 
     def _bad(self, m: _Machine | None, reason: str, detail: str, **context: Any) -> None:
         self.stats[f"error_{reason}"] += 1
