@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 import aiomqtt
@@ -19,6 +20,35 @@ from raps.logs import get_logger
 from raps.metrics import Metrics
 
 QUEUE_LIMIT = 10_000
+Outbound = tuple[str, bytes, bool]  # topic, body, retain
+
+
+async def publish_queue(
+    make_client: Callable[[], aiomqtt.Client],
+    queue: asyncio.Queue[Outbound],
+    log: Any,
+    on_link: Callable[[bool], None],
+) -> None:
+    """Publish a queue's messages at QoS 1 until cancelled, reconnecting with backoff
+    (0.5 s, doubling to 30 s); the message in hand when the link drops goes first after."""
+    backoff = 0.5
+    pending: Outbound | None = None
+    while True:
+        try:
+            async with make_client() as client:
+                on_link(True)
+                backoff = 0.5
+                while True:
+                    if pending is None:
+                        pending = await queue.get()
+                    topic, body, retain = pending
+                    await client.publish(topic, body, qos=1, retain=retain)
+                    pending = None
+        except aiomqtt.MqttError as e:
+            on_link(False)
+            log.warning("broker unreachable; retrying", error=str(e), retry_in=backoff)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 30.0)
 
 
 class MqttPublisher:
@@ -27,7 +57,7 @@ class MqttPublisher:
         self.port = port or cfg.port
         self.metrics = metrics
         self.log = get_logger(component="mqtt-out")
-        self.queue: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(QUEUE_LIMIT)
+        self.queue: asyncio.Queue[Outbound] = asyncio.Queue(QUEUE_LIMIT)
         self.connected = False
 
     async def publish(self, topic: str, payload: dict[str, Any], retain: bool = False) -> None:
@@ -56,21 +86,4 @@ class MqttPublisher:
         self.metrics.link_up.labels("mqtt", "outbound").set(1 if up else 0)
 
     async def run(self) -> None:
-        backoff = 0.5
-        pending: tuple[str, bytes, bool] | None = None
-        while True:
-            try:
-                async with self._client() as client:
-                    self._set(True)
-                    backoff = 0.5
-                    while True:
-                        if pending is None:
-                            pending = await self.queue.get()
-                        topic, body, retain = pending
-                        await client.publish(topic, body, qos=1, retain=retain)
-                        pending = None
-            except aiomqtt.MqttError as e:
-                self._set(False)
-                self.log.warning("broker unreachable; retrying", error=str(e), retry_in=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+        await publish_queue(self._client, self.queue, self.log, self._set)

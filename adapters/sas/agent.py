@@ -26,6 +26,7 @@ import structlog
 from adapters.sas.config import SasAgentConfig
 from adapters.sas.source import SasChannel
 from raps.codec import event_to_dict
+from raps.mqtt_out import Outbound, publish_queue
 from selector.events import AnyFloorEvent
 
 QUEUE_LIMIT = 100_000
@@ -35,7 +36,7 @@ class Agent:
     def __init__(self, cfg: SasAgentConfig) -> None:
         self.cfg = cfg
         self.log = structlog.get_logger("raps").bind(component="sas-agent", site=cfg.site)
-        self.queue: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(QUEUE_LIMIT)
+        self.queue: asyncio.Queue[Outbound] = asyncio.Queue(QUEUE_LIMIT)
         self.rejected: Counter[str] = Counter()
         self.dropped = 0
         prefix = f"{cfg.mqtt.topic_prefix}/{cfg.site}"
@@ -87,23 +88,11 @@ class Agent:
         return client
 
     async def publish(self) -> None:
-        backoff = 0.5
-        pending: tuple[str, bytes, bool] | None = None
-        while True:
-            try:
-                async with self._client() as client:
-                    self.log.info("broker connected", host=self.cfg.mqtt.host)
-                    backoff = 0.5
-                    while True:
-                        if pending is None:
-                            pending = await self.queue.get()
-                        topic, body, retain = pending
-                        await client.publish(topic, body, qos=1, retain=retain)
-                        pending = None
-            except aiomqtt.MqttError as e:
-                self.log.warning("broker unreachable; retrying", error=str(e), retry_in=backoff)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+        await publish_queue(self._client, self.queue, self.log, self._broker_link)
+
+    def _broker_link(self, up: bool) -> None:
+        if up:
+            self.log.info("broker connected", host=self.cfg.mqtt.host)
 
     async def report(self, seconds: float = 60.0) -> None:
         while True:
