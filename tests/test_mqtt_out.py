@@ -46,12 +46,15 @@ async def test_queued_messages_reach_the_broker_in_order_with_retain(
     queue.put_nowait((f"{prefix}/head", b"head", True))
     links: list[bool] = []
     log = _Log()
-    task = asyncio.create_task(
-        publish_queue(lambda: aiomqtt.Client(host, port), queue, log, links.append)
-    )
+    task: asyncio.Task[None] | None = None
     try:
         async with aiomqtt.Client(host, port) as sub:
+            # subscribe before anything is published: a non-retained message
+            # sent earlier reaches no one
             await sub.subscribe(f"{prefix}/#", qos=1)
+            task = asyncio.create_task(
+                publish_queue(lambda: aiomqtt.Client(host, port), queue, log, links.append)
+            )
             got: list[tuple[str, bytes, bool]] = []
             async with asyncio.timeout(10):
                 async for m in sub.messages:
@@ -67,9 +70,10 @@ async def test_queued_messages_reach_the_broker_in_order_with_retain(
             assert bytes(m.payload) == b"head" and m.retain  # type: ignore[arg-type]
         assert links == [True] and log.warnings == []
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         async with aiomqtt.Client(host, port) as c:  # clear the retained message
             await c.publish(f"{prefix}/head", b"", retain=True)
 
