@@ -135,7 +135,7 @@ class Rig:
     async def stop(self) -> None:
         self.poller.stop()
         assert self.task is not None
-        await asyncio.wait_for(self.task, 2.0)
+        await asyncio.wait_for(self.task, 10.0)
 
 
 # ------------------------------------------------------------------------- games

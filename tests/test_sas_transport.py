@@ -102,9 +102,9 @@ async def test_tcp_framed_round_trip() -> None:
     await host.open()
     await host.send(b"\x81", wakeup=True)
     await host.send(b"\x01\x0f", wakeup=True)
-    await asyncio.wait_for(done.wait(), 2.0)
+    await asyncio.wait_for(done.wait(), 10.0)
     assert got == [Segment(b"\x81", True), Segment(b"\x01\x0f", True)]
-    reply = await host.recv(2.0)
+    reply = await host.recv(10.0)
     assert reply == Segment(b"\x01\x0f\x00", False)
     await host.close()
     server.close()
