@@ -55,7 +55,7 @@ class FakeClock:
         return self.t
 
 
-async def until(cond: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+async def until(cond: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not cond():
