@@ -406,7 +406,7 @@ class Service:
         sealed = holder.get("sealed") if holder else None
         started = time.perf_counter()
         try:
-            await self.journal.append([r.to_dict() for r in new], sealed)
+            await self.journal.append([r.to_dict(plain=False) for r in new], sealed)
         except Exception as e:
             self.metrics.journal_failures.inc()
             self.storage_ok = False
@@ -573,7 +573,7 @@ def pick_view(p: Pick) -> dict[str, Any]:
 
 def public_record(rec: Record) -> dict[str, Any]:
     """A record as signage and other systems may see it: no pool, masked card."""
-    d = rec.to_dict()
+    d = rec.to_dict(plain=False)
     data = {k: v for k, v in d["data"].items() if k != "pool"}
     if "card" in data:
         data["card"] = mask_card(data["card"])

@@ -37,7 +37,7 @@ from selector.events import (
 )
 from selector.layout import FloorLayout, Location, Machine, Table
 from selector.promotion import EarnRules, Promotion
-from selector.snapshot import PoolSnapshot, PoolSnapshotter
+from selector.snapshot import Pool, PoolSnapshot, PoolSnapshotter
 from selector.windows import DayClock
 
 SLOTS = PoolKind.SLOTS.value
@@ -127,7 +127,8 @@ class _PromotionState:
         # card -> (kind, area, tier, reason); reason ELIGIBLE means in the pool
         self.status: dict[str, tuple[str, str, str, str]] = {}
         self.counts: Counter[tuple[str, str, str, str]] = Counter()
-        self.pools: dict[str, SortedList] = {k.value: SortedList() for k in PoolKind}
+        # each notes the cards that came or went, so its snapshotter rehashes only those
+        self.pools: dict[str, Pool] = {k.value: Pool() for k in PoolKind}
         # shared by every session drawing from the pool, so each reuses the last one's work
         self.snapshotters = {k.value: PoolSnapshotter() for k in PoolKind}
 

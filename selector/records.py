@@ -34,13 +34,18 @@ class Record:
     actor: Actor
     data: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, plain: bool = True) -> dict[str, Any]:
+        """JSON-ready; with plain=False a pick's pool stays the core's read-only view of
+        its snapshot (the journal stores it as a delta, so 10,000 cards are not copied)."""
+        data = self.data
+        if plain and "pool" in data and not isinstance(data["pool"], list):
+            data = {**data, "pool": list(data["pool"])}
         return {
             "type": self.type,
             "session_id": self.session_id,
             "at": self.at.isoformat(),
             "actor": {"user": self.actor.user, "role": self.actor.role},
-            "data": self.data,
+            "data": data,
         }
 
     @classmethod

@@ -315,8 +315,7 @@ class DrawSession:
                 reason=verdict,
                 pool_digest=digest,
             )
-            candidates.pop(index)
-            candidates.since = None  # no longer the snapshot it was taken as
+            candidates = candidates.without(index)  # not the snapshot it was taken as
             digest = pool_digest(candidates)
         else:
             self._emit(
