@@ -60,6 +60,7 @@ import aiomqtt  # noqa: E402
 from adapters.mqtt import MqttIngest  # noqa: E402
 from adapters.mqtt.ingest import _pull  # noqa: E402
 from raps.config import parse_config  # noqa: E402
+from raps.gcpolicy import settle_after_start  # noqa: E402
 from raps.logs import configure  # noqa: E402
 from raps.metrics import Metrics  # noqa: E402
 from raps.seal import SeedSealer, load_key  # noqa: E402
@@ -229,6 +230,7 @@ async def run_ingest(
     sealer = SeedSealer(load_key(folder / "seed.key"))
     service = Service(cfg, open_engine(cfg.storage.url), sealer, Metrics(), lambda: NOW)
     await service.start()
+    settle_after_start()  # as `raps run` does once it is ready (raps.gcpolicy)
     ingest = MqttIngest(
         cfg.mqtt, "bench", service.ingest_detailed, service.reject, lambda up: None,
         lambda: NOW, port=port, known=cfg.layout(), client_id=client_id,
@@ -272,6 +274,9 @@ async def run_ingest(
 
 
 async def bench(n: int, rounds: int, qos_levels: list[int], live: bool) -> dict[str, Any]:
+    # the whole process, bare subscribers included, runs under the daemon's collector
+    # settings, so both sides of the ratio are measured alike
+    settle_after_start()
     folder = Path(tempfile.mkdtemp(prefix="raps-bench-mqtt-"))
     broker = PrivateMosquitto(max_queued=max(1_000_000, 2 * n), extra="queue_qos0_messages true\n")
     broker.start()

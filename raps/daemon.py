@@ -24,6 +24,7 @@ from adapters.sas.source import SasChannel
 from raps.broker import EmbeddedBroker
 from raps.config import Config
 from raps.floorsim import FloorSimulator
+from raps.gcpolicy import settle_after_start
 from raps.logs import configure, get_logger
 from raps.metrics import Metrics
 from raps.mqtt_out import MqttPublisher
@@ -169,6 +170,7 @@ class Daemon:
         host, port = server.servers[0].sockets[0].getsockname()[:2]
         self.url = f"http://{host}:{port}"
         self.log.info("ready", url=self.url, startup_seconds=round(time.monotonic() - t0, 3))
+        settle_after_start()
         self._write_ready(port)
         self.started.set()
         await self.stopping.wait()
