@@ -1069,7 +1069,9 @@ class CrashSoak:
 
         def settled() -> dict[str, Any] | None:
             summary: dict[str, Any] = self.d.get(f"/api/sessions/{m.session_id}")
-            now = utc_now().timestamp() - TICK_SLACK
+            # no slack: a pick whose deadline passed just before the kill, between two
+            # ticks, is still pending until the restarted daemon's first tick; wait for it
+            now = utc_now().timestamp()
             overdue = [
                 p["pick"]
                 for p in summary["picks"]
