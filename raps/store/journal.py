@@ -100,7 +100,7 @@ class JournalStore:
             self.head = Head(entries[-1].seq, entries[-1].hash)
         return entries
 
-    async def _checkpoint(self, digest: str, cards: list[str]) -> None:
+    async def _checkpoint(self, digest: str, cards: Sequence[str]) -> None:
         """Store a pool in full beside the journal, so that later picks' deltas start
         from it; on failure the deltas simply chain on (up to MAX_DEPTH)."""
         row = {"digest": digest, "size": len(cards), "cards": "\n".join(cards), "base": None,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from selector.diff import sorted_delta
+from selector.snapshot import PoolSnapshot
 
 RECENT = 4  # pools kept in memory as bases for the next deltas
 # A delta of a few cards costs nothing to chain and little to read back (one small row per
@@ -53,11 +54,11 @@ class PoolEncoder:
     def __init__(self) -> None:
         self._recent: OrderedDict[str, _Known] = OrderedDict()
 
-    def rows(self, pools: Sequence[tuple[str, list[str]]]) -> list[dict[str, Any]]:
+    def rows(self, pools: Sequence[tuple[str, Sequence[str]]]) -> list[dict[str, Any]]:
         """Rows for new pools (digest, size, cards, base, delta); known ones are skipped."""
         return [self._row(d, cards) for d, cards in pools if d not in self._recent]
 
-    def _row(self, digest: str, cards: list[str]) -> dict[str, Any]:
+    def _row(self, digest: str, cards: Sequence[str]) -> dict[str, Any]:
         found = self._delta(cards)
         if found is None:
             return {"digest": digest, "size": len(cards), "cards": "\n".join(cards),
@@ -66,13 +67,13 @@ class PoolEncoder:
         delta = json.dumps({"add": added, "del": removed}, separators=(",", ":"))
         return {"digest": digest, "size": len(cards), "cards": "", "base": base, "delta": delta}
 
-    def _delta(self, cards: list[str]) -> tuple[str, list[str], list[str]] | None:
+    def _delta(self, cards: Sequence[str]) -> tuple[str, list[str], list[str]] | None:
         """(base digest, added, removed) against the best recent base, or None for full."""
         if len(cards) < 64:
             return None
         # a core snapshot knows what changed since the previous one (selector.snapshot):
         # when that one is a stored base, no comparison of the whole pool is needed
-        since = getattr(cards, "since", None)
+        since = cards.since if isinstance(cards, PoolSnapshot) else None
         if since is not None:
             base, added, removed = since
             hinted = self._recent.get(base)
@@ -97,12 +98,12 @@ class PoolEncoder:
         return best[1], found[0], found[1]
 
     def committed(
-        self, pools: Sequence[tuple[str, list[str]]], rows: Sequence[dict[str, Any]]
-    ) -> list[tuple[str, list[str]]]:
+        self, pools: Sequence[tuple[str, Sequence[str]]], rows: Sequence[dict[str, Any]]
+    ) -> list[tuple[str, Sequence[str]]]:
         """Remember pools whose rows are now durable, as bases for later deltas; returns
         the pools due for a checkpoint (stored in full, off the pick path)."""
         depth = {r["digest"]: self._recent[r["base"]].depth + 1 for r in rows if r["base"]}
-        due: list[tuple[str, list[str]]] = []
+        due: list[tuple[str, Sequence[str]]] = []
         for digest, cards in pools:
             if digest in self._recent:
                 self._recent.move_to_end(digest)
@@ -115,7 +116,7 @@ class PoolEncoder:
                 self._recent.popitem(last=False)
         return due
 
-    def checkpointed(self, digest: str, cards: list[str]) -> None:
+    def checkpointed(self, digest: str, cards: Sequence[str]) -> None:
         """A pool now durable in full: later deltas chain from it at depth 0."""
         self._recent[digest] = _Known(cards, 0)
         while len(self._recent) > RECENT:
