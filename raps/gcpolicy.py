@@ -4,7 +4,7 @@ The floor keeps tens of thousands of long-lived objects (players, machines, pool
 recent event ids), and ingest allocates a few short-lived ones per message. With
 CPython's default thresholds (700, 10, 10) the collections that keep walking the
 long-lived ones cost MQTT ingest about a quarter of its CPU (bench/mqtt.py, QoS 0:
-38.9 -> 27.5 us a message). Once started, the daemon moves what it has built out of
+38.9 -> 26.1 us of CPU a message). Once started, the daemon moves what it has built out of
 the collector's sight (gc.freeze) and collects young objects every 50,000 allocations
 (a few MB at most); cycles are still collected, just less often.
 """
