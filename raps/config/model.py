@@ -1,0 +1,297 @@
+"""The whole daemon config: its sections composed, cross-checked, loaded from TOML, and
+turned into the core's settings.
+
+`raps run --config FILE` must refuse to start on a wrong or missing key, and say which
+key in which file, so the whole file is validated up front by strict pydantic models
+(no silent coercion: ``port = "80"`` or ``enabled = 1`` are errors, not guesses) and
+every problem is reported at once as ``FILE: dotted.key[0].path: message``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+import typing
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
+
+from adapters.mqtt.config import MqttConfig
+from adapters.wire.settings import StrictModel, key_problems
+from raps.config.common import duplicates
+from raps.config.errors import ConfigError, Problem, from_validation, key_part
+from raps.config.floor import FloorConfig, SourcesConfig
+from raps.config.promotions import EarnConfig, PromotionConfig, SessionConfig, core_promotion
+from raps.config.site import (
+    CredentialsConfig,
+    HttpConfig,
+    LoggingConfig,
+    SiteConfig,
+    StorageConfig,
+)
+from raps.config.users import UserConfig
+from selector.events import PoolKind
+from selector.layout import FloorLayout, Machine, Table
+from selector.promotion import EarnRules, Promotion, SessionRules
+
+_T = typing.TypeVar("_T")
+
+
+class Config(StrictModel):
+    """The whole daemon configuration; build the core's settings with its methods."""
+
+    site: SiteConfig
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
+    mqtt: MqttConfig = Field(default_factory=MqttConfig)
+    floor: FloorConfig
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
+    earn: EarnConfig = Field(default_factory=EarnConfig)
+    # the TOML key is `promotions`; the attribute is renamed to leave promotions() free
+    promotion_entries: tuple[PromotionConfig, ...] = Field(alias="promotions", min_length=1)
+    sessions: tuple[SessionConfig, ...] = ()
+    users: tuple[UserConfig, ...] = ()
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+    _source: str = PrivateAttr(default="<config>")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _client_id_from_site(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        site, mqtt = data.get("site"), data.get("mqtt", {})
+        if (
+            isinstance(site, dict)
+            and isinstance(site.get("id"), str)
+            and isinstance(mqtt, dict)
+            and "client_id" not in mqtt
+        ):
+            return {**data, "mqtt": {**mqtt, "client_id": f"raps-{site['id']}"}}
+        return data
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Config:
+        problems: list[tuple[str, str]] = []
+        problems += duplicates("promotions", [p.id for p in self.promotion_entries])
+        problems += duplicates("sessions", [s.id for s in self.sessions])
+        problems += duplicates("users", [u.name for u in self.users], what="name")
+        promos = {p.id: p for p in self.promotion_entries}
+        zone = ZoneInfo(self.site.timezone)
+        for i, s in enumerate(self.sessions):
+            promo = promos.get(s.promotion)
+            if promo is None:
+                known = ", ".join(repr(k) for k in promos)
+                problems.append(
+                    (
+                        f"sessions[{i}].promotion",
+                        f"no promotion has id {s.promotion!r} (ids: {known})",
+                    )
+                )
+            else:
+                for kind in ("slots", "tables"):
+                    if getattr(s.quotas, kind) and kind not in promo.pool_kinds:
+                        problems.append(
+                            (
+                                f"sessions[{i}].quotas.{kind}",
+                                f"promotion {promo.id!r} has no {kind} pool "
+                                f"(pool_kinds = {list(promo.pool_kinds)})",
+                            )
+                        )
+            if s.starts.tzinfo is None:
+                there = s.starts.replace(tzinfo=zone)
+                back = there.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
+                if back != s.starts:
+                    problems.append(
+                        (
+                            f"sessions[{i}].starts",
+                            f"{s.starts:%Y-%m-%d %H:%M} does not exist in {self.site.timezone} "
+                            "(clocks change then); give another time or an explicit offset",
+                        )
+                    )
+        problems += self._layout_references()
+        problems += self._sas_references()
+        if problems:
+            raise key_problems(problems)
+        return self
+
+    def _sas_references(self) -> list[tuple[str, str]]:
+        """SAS channels and Modbus gateways name machines of the floor, each once only."""
+        problems = duplicates("sources.sas", [c.name for c in self.sources.sas], what="name")
+        problems += duplicates("sources.modbus", [g.name for g in self.sources.modbus], what="name")
+        machines = self.layout().machines
+        seen: dict[str, str] = {}
+        feeds: list[tuple[str, int, str, Sequence[Any]]] = [
+            ("sas", i, ch.name, ch.machines) for i, ch in enumerate(self.sources.sas)
+        ]
+        feeds += [("modbus", i, g.name, g.machines) for i, g in enumerate(self.sources.modbus)]
+        for kind, i, name, listed in feeds:
+            for j, m in enumerate(listed):
+                key = f"sources.{kind}[{i}].machines[{j}].machine"
+                if m.machine not in machines:
+                    problems.append((key, f"no machine {m.machine!r} on the floor"))
+                elif m.machine in seen:
+                    problems.append((key, f"{m.machine!r} is already fed by {seen[m.machine]}"))
+                else:
+                    seen[m.machine] = f"{kind} {name}"
+        return problems
+
+    def _layout_references(self) -> list[tuple[str, str]]:
+        """Areas and game types named in rules must exist, or a typo silently does nothing."""
+        layout = self.layout()
+        areas = layout.areas()
+        games = {
+            "slot_overrides": {m.game_type for m in layout.machines.values()},
+            "table_overrides": {t.game_type for t in layout.tables.values()},
+        }
+        known = ", ".join(repr(a) for a in sorted(areas))
+        problems: list[tuple[str, str]] = []
+        for i, p in enumerate(self.promotion_entries):
+            for field in ("areas_included", "areas_excluded"):
+                for j, area in enumerate(getattr(p, field) or ()):
+                    if area not in areas:
+                        problems.append(
+                            (
+                                f"promotions[{i}].{field}[{j}]",
+                                f"no machine or table is in area {area!r} (areas: {known})",
+                            )
+                        )
+        for field, game_types in games.items():
+            for key in getattr(self.earn, field):
+                kind, _, name = key.partition(":")
+                path = f"earn.{field}.{key_part(key)}"
+                if kind == "area" and name not in areas:
+                    problems.append((path, f"no machine or table is in area {name!r}"))
+                elif kind == "game" and name not in game_types:
+                    what = "machine" if field == "slot_overrides" else "table"
+                    problems.append((path, f"no {what} has game_type {name!r}"))
+        return problems
+
+    # --- the core's settings ------------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """The file this config was read from (for messages)."""
+        return self._source
+
+    def _core(self, key: str, build: typing.Callable[[], _T]) -> _T:
+        try:
+            return build()
+        except ValueError as e:
+            raise ConfigError(self._source, [Problem(key, str(e))]) from e
+
+    def promotions_by_id(self) -> dict[str, PromotionConfig]:
+        return {p.id: p for p in self.promotion_entries}
+
+    def promotions(self) -> list[Promotion]:
+        """The core's Promotion for every [[promotions]] entry, windows in site time."""
+        tz = self.site.timezone
+        out = []
+        for i, p in enumerate(self.promotion_entries):
+            out.append(self._core(f"promotions[{i}]", functools.partial(core_promotion, p, tz)))
+        return out
+
+    def earn_rules(self) -> EarnRules:
+        e = self.earn
+        return self._core(
+            "earn",
+            lambda: EarnRules(
+                points_source=e.points_source,
+                slot_wager_per_point=e.slot_wager_per_point,
+                table_bet_minutes_per_point=e.table_bet_minutes_per_point,
+                slot_overrides=dict(e.slot_overrides),
+                table_overrides=dict(e.table_overrides),
+            ),
+        )
+
+    def session(self, session_id: str) -> SessionConfig:
+        """The [[sessions]] entry with this id (KeyError if there is none)."""
+        for s in self.sessions:
+            if s.id == session_id:
+                return s
+        raise KeyError(session_id)
+
+    def session_rules(self, session: SessionConfig | str) -> SessionRules:
+        s = self.session(session) if isinstance(session, str) else session
+        return self._core(
+            f"sessions[{self._index(s)}]",
+            lambda: SessionRules(
+                quotas={PoolKind.SLOTS: s.quotas.slots, PoolKind.TABLES: s.quotas.tables},
+                claim_seconds=s.claim_seconds,
+                exclude_no_shows=s.exclude_no_shows,
+                exclude_voided=s.exclude_voided,
+            ),
+        )
+
+    def session_start(self, session: SessionConfig | str) -> datetime:
+        """When the session starts, always timezone-aware (naive means site local time)."""
+        s = self.session(session) if isinstance(session, str) else session
+        if s.starts.tzinfo is None:
+            return s.starts.replace(tzinfo=ZoneInfo(self.site.timezone))
+        return s.starts
+
+    def layout(self) -> FloorLayout:
+        """The floor's machines and tables: the listed ones, or the simulator's."""
+        f = self.floor
+        if f.simulate is not None:
+            from raps.floorsim import demo_layout
+
+            sim = f.simulate
+            return self._core("floor.simulate", lambda: demo_layout(sim.machines, sim.tables))
+        return self._core(
+            "floor",
+            lambda: FloorLayout(
+                [Machine(m.id, m.area, m.bank, m.number, m.game_type) for m in f.machines],
+                [Table(t.id, t.area, t.game_type, t.seats) for t in f.tables],
+            ),
+        )
+
+    def _index(self, s: SessionConfig) -> int:
+        return next((i for i, x in enumerate(self.sessions) if x is s), -1)
+
+
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+def parse_config(
+    text: str, source: str = "<string>", env: Mapping[str, str] | None = None
+) -> Config:
+    """Validate TOML text; `source` names it in errors, `env` replaces os.environ."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_POS.search(msg)
+        line, col = (int(m[1]), int(m[2])) if m else (None, None)
+        reason = _TOML_POS.sub("", msg)
+        raise ConfigError(
+            source, [Problem("", f"TOML syntax error: {reason}")], line=line, column=col
+        ) from None
+    context = {"env": os.environ if env is None else env}
+    try:
+        config = Config.model_validate(data, context=context)
+    except ValidationError as e:
+        raise from_validation(source, e, Config) from None
+    config._source = source
+    return config
+
+
+def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Config:
+    """Read and validate a config file; any problem raises ConfigError naming the file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, [Problem("", "no such file")]) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(source, [Problem("", f"not UTF-8 text ({e.reason})")]) from None
+    except OSError as e:
+        raise ConfigError(source, [Problem("", f"cannot read: {e.strerror}")]) from None
+    return parse_config(text, source, env)

@@ -1,0 +1,136 @@
+"""`[site]`, `[storage]`, `[credentials]`, `[http]` and `[logging]`: where the daemon runs,
+where it keeps its state, and how it is reached and heard."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
+
+from adapters.wire.settings import StrictModel
+
+_SITE_ID = re.compile(r"[a-z0-9-]+")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_STORAGE_URL = re.compile(
+    r"(?P<scheme>sqlite(?:\+aiosqlite)?):///(?P<path>.+)"
+    r"|(?P<pg>postgresql(?:\+asyncpg|\+psycopg)?)://(?P<rest>.+)",
+    re.DOTALL,
+)
+
+
+class SiteConfig(StrictModel):
+    """Which casino this daemon serves; `id` goes into MQTT topics, so it is kept plain."""
+
+    id: str
+    name: str = ""
+    timezone: str = "Africa/Johannesburg"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_defaults_to_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "name" not in data and isinstance(data.get("id"), str):
+            return {**data, "name": data["id"]}
+        return data
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, v: str) -> str:
+        if not _SITE_ID.fullmatch(v):
+            raise ValueError(
+                f"must be lower-case letters, digits and '-' only (it is used in MQTT "
+                f"topics), not {v!r}"
+            )
+        return v
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {v!r} (use an IANA name such as 'Africa/Johannesburg')"
+            ) from None
+        return v
+
+
+class StorageConfig(StrictModel):
+    """Where state and the journal live: SQLite for one box, PostgreSQL in production."""
+
+    url: str = "sqlite:///var/raps.db"
+    snapshot_interval_seconds: float = Field(default=60.0, gt=0)
+    event_flush_seconds: float = Field(default=0.5, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _supported_url(cls, v: str) -> str:
+        if _STORAGE_URL.fullmatch(v):
+            return v
+        # never echo the URL: a PostgreSQL URL may hold a password
+        scheme = v.split(":", 1)[0] if ":" in v else ""
+        got = f"scheme {scheme!r}" if scheme else "no scheme"
+        raise ValueError(
+            f"unsupported database URL ({got}); use sqlite:///PATH, sqlite+aiosqlite:///PATH, "
+            "postgresql://..., postgresql+asyncpg://... or postgresql+psycopg://..."
+        )
+
+
+class CredentialsConfig(StrictModel):
+    """Where the secret seed key is read from (systemd LoadCredential= in production)."""
+
+    seed_key_file: str = "var/seed.key"
+
+    @field_validator("seed_key_file")
+    @classmethod
+    def _expand_env(cls, v: str, info: ValidationInfo) -> str:
+        env: Mapping[str, str] = (info.context or {}).get("env", os.environ)
+
+        def sub(m: re.Match[str]) -> str:
+            name = m[1]
+            if name not in env:
+                raise ValueError(
+                    f"environment variable {name} is not set (systemd sets "
+                    "CREDENTIALS_DIRECTORY for a unit with LoadCredential=)"
+                )
+            return env[name]
+
+        out = _ENV_REF.sub(sub, v)
+        if not out:
+            raise ValueError("must not be empty")
+        return out
+
+
+class HttpConfig(StrictModel):
+    """The HTTP API, handheld and dispatch pages, /metrics."""
+
+    host: str = Field(default="127.0.0.1", min_length=1)
+    port: int = Field(default=8080, ge=0, le=65535)
+    metrics_token: SecretStr | None = None
+    # the pages' sign-in (raps.auth): cookie flags, lifetime, login rate limit
+    secure_cookies: bool = True
+    session_minutes: int = Field(default=720, gt=0, le=7 * 24 * 60)
+    login_attempts: int = Field(default=5, ge=1)
+    login_window_seconds: float = Field(default=300.0, gt=0)
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _long_enough(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and len(v.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters (try `openssl rand -hex 16`)")
+        return v
+
+
+class LoggingConfig(StrictModel):
+    """structlog output: JSON lines for journald/Loki, or a console for humans."""
+
+    format: Literal["json", "console"] = "console"
+    level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _lower(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v
