@@ -11,6 +11,7 @@ from pathlib import Path
 
 from adapters.sas.cli import add_sas_subcommands
 from raps.config import ConfigError, hash_secret, load_config
+from raps.logs import configure
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -122,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     hp = sub.add_parser("hash-password", help="hash a password, PIN or token for the config")
     hp.set_defaults(func=cmd_hash_password)
 
-    add_sas_subcommands(sub)  # raps sas decode, raps sas-agent
+    add_sas_subcommands(sub, configure)  # raps sas decode, raps sas-agent
     return parser
 
 

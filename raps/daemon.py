@@ -19,8 +19,10 @@ from fastapi import FastAPI
 
 from adapters.modbus.source import ModbusGateway
 from adapters.mqtt import MqttIngest
+from adapters.mqtt.feeds import CMS_FEEDS
 from adapters.sas.config import simulated_channels
 from adapters.sas.source import SasChannel
+from adapters.tables.payloads import TABLE_FEED
 from raps.broker import EmbeddedBroker
 from raps.config import Config
 from raps.floorsim import FloorSimulator
@@ -36,6 +38,8 @@ from raps.web import create_app
 
 TICK_SECONDS = 0.2
 MQTT_IN = "mqtt-in"
+# the payload families the MQTT ingest accepts: the CMS feeds and the pit's table ratings
+INBOUND_FEEDS = (*CMS_FEEDS, TABLE_FEED)
 GAUGE_SECONDS = 5.0
 
 
@@ -127,6 +131,7 @@ class Daemon:
                 clock=self.clock,
                 port=self.broker.port if self.broker else None,
                 known=cfg.layout(),
+                families=INBOUND_FEEDS,
             )
             service.sources[MQTT_IN] = False
             spawn(ingest.run(), "mqtt-in")

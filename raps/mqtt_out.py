@@ -9,46 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
-from collections.abc import Callable
 from typing import Any
 
 import aiomqtt
 
-from raps.config import MqttConfig
+from adapters.mqtt.config import MqttConfig
+from adapters.mqtt.publish import Outbound, broker_options, publish_queue
 from raps.logs import get_logger
 from raps.metrics import Metrics
 
 QUEUE_LIMIT = 10_000
-Outbound = tuple[str, bytes, bool]  # topic, body, retain
-
-
-async def publish_queue(
-    make_client: Callable[[], aiomqtt.Client],
-    queue: asyncio.Queue[Outbound],
-    log: Any,
-    on_link: Callable[[bool], None],
-) -> None:
-    """Publish a queue's messages at QoS 1 until cancelled, reconnecting with backoff
-    (0.5 s, doubling to 30 s); the message in hand when the link drops goes first after."""
-    backoff = 0.5
-    pending: Outbound | None = None
-    while True:
-        try:
-            async with make_client() as client:
-                on_link(True)
-                backoff = 0.5
-                while True:
-                    if pending is None:
-                        pending = await queue.get()
-                    topic, body, retain = pending
-                    await client.publish(topic, body, qos=1, retain=retain)
-                    pending = None
-        except aiomqtt.MqttError as e:
-            on_link(False)
-            log.warning("broker unreachable; retrying", error=str(e), retry_in=backoff)
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 30.0)
 
 
 class MqttPublisher:
@@ -68,17 +38,11 @@ class MqttPublisher:
             self.log.warning("outbound queue full; message dropped", topic=topic)
 
     def _client(self) -> aiomqtt.Client:
-        tls = None
-        if self.cfg.tls:
-            tls = ssl.create_default_context(cafile=self.cfg.ca_file)
-        password = self.cfg.password.get_secret_value() if self.cfg.password else None
         return aiomqtt.Client(
             self.cfg.host,
             self.port,
             identifier=f"{self.cfg.client_id}-out",
-            username=self.cfg.username,
-            password=password,
-            tls_context=tls,
+            **broker_options(self.cfg),
         )
 
     def _set(self, up: bool) -> None:

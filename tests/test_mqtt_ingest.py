@@ -28,11 +28,12 @@ import pytest
 
 from adapters.mqtt import MqttIngest, Topics
 from adapters.mqtt.card_simulator import CardSessions, publish_all
+from adapters.mqtt.feeds import deadletter_schema
 from adapters.mqtt.ingest import Protocol
-from adapters.mqtt.validate import load_schema
 from adapters.tables.simulator import PitTerminals
 from raps.broker import EmbeddedBroker
 from raps.config import parse_config
+from raps.daemon import INBOUND_FEEDS
 from raps.metrics import Metrics
 from raps.seal import SeedSealer, load_key
 from raps.service import Service
@@ -159,6 +160,7 @@ class Daemon:
             lambda: NOW,
             port=self.port,
             known=cfg.layout(),
+            families=INBOUND_FEEDS,
             protocol=self.protocol,
             backoff_initial=0.05,
             backoff_max=0.5,
@@ -401,7 +403,7 @@ async def test_a_flood_of_bad_payloads_all_reaches_the_dead_letter_topic(
             reader.cancel()
         assert len(dead) == 1000
         assert Counter(x["reason"] for x in dead) == expected
-        schema = load_schema("deadletter")
+        schema = deadletter_schema()
         from jsonschema import Draft202012Validator
 
         for x in dead:

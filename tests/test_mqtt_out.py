@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import aiomqtt
 import pytest
 
-from raps.mqtt_out import Outbound, publish_queue
+from adapters.mqtt.publish import Outbound, publish_queue
 from tests.mqtt_broker import shared_or_private
 
 logging.getLogger("mqtt").setLevel(logging.ERROR)

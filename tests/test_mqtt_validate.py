@@ -14,20 +14,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from adapters.mqtt.compiled_schema import compile_schema
+from adapters.mqtt.feeds import CMS_FEEDS, deadletter_schema
 from adapters.mqtt.ordering import OrderGuard
 from adapters.mqtt.topics import Kind, TopicRef, Topics
 from adapters.mqtt.validate import (
-    INBOUND_TYPES,
     MAX_PAYLOAD_BYTES,
     PayloadDecoder,
     Rejection,
     SchemaSet,
     _to_event,
-    compile_schema,
     event_payload,
-    load_schema,
 )
-from raps.codec import event_from_dict
+from adapters.tables.payloads import TABLE_FEED
+from adapters.wire.codec import event_from_dict
 from selector.events import (
     CardInserted,
     CardRemoved,
@@ -61,7 +61,16 @@ KIND_OF = {
     "points_earned": Kind.POINTS,
     "player_upserted": Kind.PLAYERS,
 }
-SCHEMAS = SchemaSet()
+FEEDS = (*CMS_FEEDS, TABLE_FEED)
+SCHEMAS = SchemaSet(FEEDS)
+INBOUND_TYPES = tuple(sorted(SCHEMAS.fast))
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """A payload type's schema from the family that owns it (or the dead letter's)."""
+    if name == "deadletter":
+        return deadletter_schema()
+    return SCHEMAS.families[KIND_OF[name]].schema(name)
 
 
 def example(name: str) -> dict[str, Any]:
@@ -85,7 +94,7 @@ def decode(
     else:
         raw = payload.encode() if isinstance(payload, str) else payload
     assert kind is not None
-    d = decoder or PayloadDecoder(LAYOUT)
+    d = decoder or PayloadDecoder(SCHEMAS, LAYOUT)
     return d.decode(kind, topic_id or ident(kind), raw, NOW.timestamp(), "mqtt:test")
 
 
@@ -137,11 +146,26 @@ def test_schemas_share_one_header() -> None:
 
 
 def test_schema_files_cover_exactly_the_codec_types() -> None:
-    from raps.codec import EVENT_TYPES
+    from adapters.wire.codec import EVENT_TYPES
 
-    files = {p.stem for p in (ROOT / "adapters/mqtt/schemas").glob("*.json")}
-    assert files == set(EVENT_TYPES) | {"deadletter"}
+    cms = {p.stem for p in (ROOT / "adapters/mqtt/schemas").glob("*.json")}
+    tables = {p.stem for p in (ROOT / "adapters/tables/schemas").glob("*.json")}
+    assert not cms & tables
+    assert cms | tables == set(EVENT_TYPES) | {"deadletter"}
+    assert tables == TABLE_FEED.types
     assert set(INBOUND_TYPES) == set(EVENT_TYPES)
+
+
+def test_a_kind_without_its_family_is_refused_at_the_edge() -> None:
+    no_tables = PayloadDecoder(SchemaSet(CMS_FEEDS), LAYOUT)
+    got = decode(example("table_rating_opened"), Kind.TABLES, decoder=no_tables)
+    assert reason(got) == "wrong_topic"
+    assert isinstance(decode(example("card_inserted"), decoder=no_tables), CardInserted)
+
+
+def test_two_families_for_one_kind_are_refused() -> None:
+    with pytest.raises(ValueError, match="two payload families"):
+        SchemaSet((*CMS_FEEDS, TABLE_FEED, TABLE_FEED))
 
 
 # ------------------------------------------------ compiled == jsonschema
@@ -225,7 +249,7 @@ def test_compiled_schemas_agree_with_jsonschema(case: tuple[str, Any]) -> None:
     assert SCHEMAS.fast[name](payload) == reference
     problem = SCHEMAS.problem(name, payload)
     assert (problem is None) == reference
-    if reference:  # the direct conversion gives what raps.codec gives
+    if reference:  # the direct conversion gives what adapters.wire.codec gives
         try:
             expected: Any = event_from_dict({"source": "s", **payload})
         except ValueError as e:
@@ -336,7 +360,7 @@ def test_type_on_the_wrong_topic() -> None:
 def test_unknown_places_at_the_edge_only_with_a_layout() -> None:
     payload = variant("card_inserted", machine="M00099")
     assert reason(decode(payload, topic_id="M00099")) == "unknown_machine"
-    no_layout = PayloadDecoder()
+    no_layout = PayloadDecoder(SCHEMAS)
     assert not isinstance(decode(payload, topic_id="M00099", decoder=no_layout), Rejection)
     table = variant("table_rating_opened", table="T999")
     assert reason(decode(table, topic_id="T999")) == "unknown_table"
@@ -345,7 +369,7 @@ def test_unknown_places_at_the_edge_only_with_a_layout() -> None:
 def test_future_limit_is_configurable_and_the_past_is_fine() -> None:
     ahead = variant("card_inserted", ts=(NOW + timedelta(seconds=30)).isoformat())
     assert not isinstance(decode(ahead), Rejection)
-    strict = PayloadDecoder(LAYOUT, max_future_seconds=10)
+    strict = PayloadDecoder(SCHEMAS, LAYOUT, max_future_seconds=10)
     assert reason(decode(ahead, decoder=strict)) == "future_timestamp"
     old = variant("card_inserted", ts="2025-01-01T00:00:00Z")
     assert not isinstance(decode(old), Rejection)
@@ -365,7 +389,7 @@ def test_source_defaults_to_the_topic_and_may_be_given() -> None:
 def test_unknown_cards_are_accepted_unless_a_directory_check_is_given() -> None:
     assert isinstance(decode(example("card_inserted")), CardInserted)
     known = {"1111"}
-    strict = PayloadDecoder(LAYOUT, card_known=known.__contains__)
+    strict = PayloadDecoder(SCHEMAS, LAYOUT, card_known=known.__contains__)
     assert reason(decode(example("card_inserted"), decoder=strict)) == "unknown_card"
     assert isinstance(decode(variant("card_inserted", card="1111"), decoder=strict), CardInserted)
     # a directory entry earlier in the same batch makes the card known
@@ -384,7 +408,7 @@ def test_decoder_is_fast_enough_for_the_bench_target() -> None:
     """About 20 us per payload here; a regression to jsonschema speed (~100 us) fails."""
     import time
 
-    d = PayloadDecoder(LAYOUT)
+    d = PayloadDecoder(SCHEMAS, LAYOUT)
     raw = json.dumps(example("game_played")).encode()
     n = 3000
     best = float("inf")

@@ -24,6 +24,7 @@ from adapters.sas.codec import (
 )
 from adapters.sas.crc import crc16_kermit, crc_ok, with_crc
 from adapters.sas.exceptions import EXCEPTIONS, RTE_FIELDS, Effect, rte_data_length
+from raps.cli import main as raps_main
 
 GP = Request(1, None)
 
@@ -318,17 +319,17 @@ def test_decode_tool_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     bad = codec.meters_reply(1, 0x0F, {"coin_in": 9})[:-1].hex() + "00"
     cap = tmp_path / "trace.txt"
     cap.write_text(f"# a trace\n> 81\n< 7E\n010F {meters}\n010F {bad}\n> 81\n")
-    assert cli.main(["sas", "decode", "--file", str(cap)]) == 1
+    assert raps_main(["sas", "decode", "--file", str(cap)]) == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [x["line"] for x in lines] == [2, 4, 5, 6]
     assert lines[0]["reply"]["name"] == "game_started"
     assert lines[1]["reply"]["meters"]["coin_in"] == 9
     assert lines[2]["error"]["reason"] == "crc" and lines[2]["error"]["offset"] == 26
     assert "reply" not in lines[3]
-    assert cli.main(["sas", "decode", "81", "00"]) == 0
+    assert raps_main(["sas", "decode", "81", "00"]) == 0
     assert json.loads(capsys.readouterr().out)["reply"]["name"] == "no_activity"
-    assert cli.main(["sas", "decode"]) == 2
-    assert cli.main(["sas", "decode", "--file", str(tmp_path / "missing")]) == 2
+    assert raps_main(["sas", "decode"]) == 2
+    assert raps_main(["sas", "decode", "--file", str(tmp_path / "missing")]) == 2
 
 
 def test_docs_list_every_exception_code() -> None:

@@ -31,7 +31,7 @@ from pymodbus.exceptions import ConnectionException, ModbusException, ModbusIOEx
 from adapters.modbus.config import ModbusGatewayConfig
 from adapters.modbus.poller import Limits, MachineSpec, MachineTracker, plan_reads
 from adapters.modbus.profile import decode_block
-from adapters.sas.poller import BurstLog, deliver
+from adapters.wire.delivery import BurstLog, deliver
 from selector.events import AnyFloorEvent
 
 STATE_SAVE_SECONDS = 5.0

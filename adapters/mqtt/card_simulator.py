@@ -4,7 +4,7 @@ It publishes what a CMS or SMIB card reader would: the player directory (one
 player_upserted per player on `{prefix}/{site}/players`), card sessions at slot machines
 (card_inserted, a few game_played, card_removed on `.../slots/{machine}/events`) and,
 now and then, an exclusion change (a player becomes self-excluded).  Every payload is
-built from a FloorEvent through raps.codec, so it is exactly the documented wire format.
+built from a FloorEvent through adapters.wire.codec, so it is exactly the documented wire format.
 
 For the demo and the tests.  It uses `random.Random` with a seed because it simulates
 behaviour; nothing here is used for a draw.

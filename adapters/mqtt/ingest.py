@@ -19,7 +19,7 @@ Delivery (docs/mqtt.md, "Delivery"):
 - The connection is retried forever with exponential backoff and jitter.
 
 Per message: JSON -> JSON Schema of its `type` -> topic rules -> clock rule ->
-FloorEvent (raps.codec's types) -> ordering guard -> core.  Anything refused on the
+FloorEvent (adapters.wire.codec's types) -> ordering guard -> core.  Anything refused on the
 way is counted through `reject`; anything the core refuses other than a duplicate is
 counted by the core; both are published to `{prefix}/{site}/deadletter` with their
 reason.  Nothing here raises on bad input, and nothing is dropped without a dead letter.
@@ -33,20 +33,23 @@ import contextlib
 import json
 import logging
 import secrets
-import ssl
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 import aiomqtt
 import paho.mqtt.client as mqtt
+import structlog
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from adapters.mqtt.config import MqttConfig
+from adapters.mqtt.family import PayloadFamily
 from adapters.mqtt.ordering import OrderGuard
+from adapters.mqtt.publish import broker_options
 from adapters.mqtt.topics import Kind, TopicRef, Topics
 from adapters.mqtt.validate import (
     DEFAULT_MAX_FUTURE_SECONDS,
@@ -56,9 +59,8 @@ from adapters.mqtt.validate import (
     WRONG_TOPIC,
     PayloadDecoder,
     Rejection,
+    SchemaSet,
 )
-from raps.config import MqttConfig
-from raps.logs import get_logger
 from selector.events import AnyFloorEvent
 from selector.layout import FloorLayout
 
@@ -103,6 +105,7 @@ class MqttIngest:
     clock    -- the daemon's clock, for the future-timestamp rule and received_at
     port     -- overrides cfg.port (an embedded broker on a free port)
     known    -- the floor layout: unknown machines/tables/seats are refused at the edge
+    families -- the payload families of the sources that publish here (CMS_FEEDS, TABLE_FEED)
     """
 
     def __init__(
@@ -116,6 +119,7 @@ class MqttIngest:
         port: int | None = None,
         known: FloorLayout | None = None,
         *,
+        families: Iterable[PayloadFamily],
         protocol: Protocol = "3.1.1",
         max_future_seconds: float = DEFAULT_MAX_FUTURE_SECONDS,
         card_known: Callable[[str], bool] | None = None,
@@ -144,9 +148,9 @@ class MqttIngest:
         self.session_expiry = session_expiry_seconds
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
-        self.decoder = PayloadDecoder(known, max_future_seconds, card_known)
+        self.decoder = PayloadDecoder(SchemaSet(families), known, max_future_seconds, card_known)
         self.guard = OrderGuard()
-        self.log = get_logger(component="mqtt-in")
+        self.log = structlog.get_logger("raps").bind(component="mqtt-in")
         self.connected = False
         # counters for tests, the benchmark and the daemon's gauges
         self.received = 0
@@ -169,13 +173,9 @@ class MqttIngest:
                 inbox.append(self)
 
         cfg = self.cfg
-        tls = ssl.create_default_context(cafile=cfg.ca_file) if cfg.tls else None
-        password = cfg.password.get_secret_value() if cfg.password else None
         common: dict[str, Any] = {
             "identifier": self.client_id,
-            "username": cfg.username,
-            "password": password,
-            "tls_context": tls,
+            **broker_options(cfg),
             "queue_type": Queue,
             "max_inflight_messages": 100,  # our own dead letters in flight
             "logger": logging.getLogger("raps.mqtt.in"),

@@ -34,7 +34,7 @@ class Kind(StrEnum):
     POINTS = "points"
 
 
-# payload types allowed on each kind of topic (the type names of raps.codec)
+# payload types allowed on each kind of topic (the type names of adapters.wire.codec)
 TYPES_BY_KIND: dict[Kind, frozenset[str]] = {
     Kind.SLOTS: frozenset({"card_inserted", "card_removed", "game_played", "machine_status"}),
     Kind.TABLES: frozenset({"table_rating_opened", "table_rating_updated", "table_rating_closed"}),

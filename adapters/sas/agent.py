@@ -1,7 +1,7 @@
 """`raps sas-agent`: SAS channels on an edge box, FloorEvents out over MQTT.
 
 The same `SasChannel` the daemon runs in-process, publishing each event as JSON
-(raps.codec.event_to_dict) to `{prefix}/{site}/slots/{machine}/events` at QoS 1,
+(adapters.wire.codec.event_to_dict) to `{prefix}/{site}/slots/{machine}/events` at QoS 1,
 and each channel's link state, retained, to `{prefix}/{site}/sas/{channel}/link`.
 Events wait in a bounded queue while the broker is away; the agent reconnects
 with backoff and never exits on a broker or serial failure (systemd restarts it
@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import signal
-import ssl
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,10 +22,10 @@ from pathlib import Path
 import aiomqtt
 import structlog
 
+from adapters.mqtt.publish import Outbound, broker_options, publish_queue
 from adapters.sas.config import SasAgentConfig
 from adapters.sas.source import SasChannel
-from raps.codec import event_to_dict
-from raps.mqtt_out import Outbound, publish_queue
+from adapters.wire.codec import event_to_dict
 from selector.events import AnyFloorEvent
 
 QUEUE_LIMIT = 100_000
@@ -75,14 +74,11 @@ class Agent:
 
     def _client(self) -> aiomqtt.Client:
         m = self.cfg.mqtt
-        tls = ssl.create_default_context(cafile=m.ca_file) if m.tls else None
         client = aiomqtt.Client(
             m.host,
             m.port,
             identifier=m.client_id or f"raps-sas-agent-{self.cfg.site}",
-            username=m.username,
-            password=m.password.get_secret_value() if m.password else None,
-            tls_context=tls,
+            **broker_options(m),
         )
         client.pending_calls_threshold = 10_000
         return client

@@ -14,7 +14,7 @@ import argparse
 import json
 import string
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,6 +23,8 @@ from adapters.sas.codec import SasError
 
 HOST_MARKS = {">", "h", "host", "tx", "poll"}
 EGM_MARKS = {"<", "m", "egm", "rx", "reply"}
+# configure_logs(format, level, site): the daemon's log set-up (raps.logs.configure)
+ConfigureLogs = Callable[[str, str, str], None]
 _HEX = set(string.hexdigits)
 
 
@@ -135,7 +137,6 @@ def cmd_agent(args: argparse.Namespace) -> int:
 
     from adapters.sas.agent import run_agent
     from adapters.sas.config import AgentConfigError, load_agent_config
-    from raps.logs import configure
 
     try:
         cfg = load_agent_config(args.config)
@@ -143,13 +144,17 @@ def cmd_agent(args: argparse.Namespace) -> int:
         print("raps sas-agent: the config has problems:", file=sys.stderr)
         print(str(e), file=sys.stderr)
         return 2
-    configure(cfg.log_format, cfg.log_level, cfg.site)
+    args.configure_logs(cfg.log_format, cfg.log_level, cfg.site)
     asyncio.run(run_agent(cfg))
     return 0
 
 
-def add_sas_subcommands(subparsers: Any) -> None:
-    """Mount `raps sas decode` and `raps sas-agent` on the `raps` parser's subparsers."""
+def add_sas_subcommands(subparsers: Any, configure_logs: ConfigureLogs) -> None:
+    """Mount `raps sas decode` and `raps sas-agent` on the `raps` parser's subparsers.
+
+    `configure_logs(format, level, site)` sets up structlog for the agent: logging is
+    configured by the daemon's CLI (raps.logs), the adapter only logs.
+    """
     sas = subparsers.add_parser("sas", help="SAS slot-telemetry tools")
     sas_sub = sas.add_subparsers(dest="sas_command", required=True)
     dec = sas_sub.add_parser(
@@ -168,17 +173,4 @@ def add_sas_subcommands(subparsers: Any) -> None:
         "sas-agent", help="poll SAS channels and publish FloorEvents to MQTT (edge agent)"
     )
     agent.add_argument("--config", required=True, help="agent TOML file")
-    agent.set_defaults(func=cmd_agent)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (`python -m adapters.sas.cli sas decode ...`) until raps/cli mounts it."""
-    parser = argparse.ArgumentParser(prog="raps")
-    add_sas_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    agent.set_defaults(func=cmd_agent, configure_logs=configure_logs)

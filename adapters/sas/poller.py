@@ -26,13 +26,14 @@ What it makes of the replies (docs/sas.md has the whole table):
 Bad input never stops the loop: each bad frame is passed to `reject(reason)`
 (crc, truncated, overlong, bcd, unknown_exception, address, command, length,
 not_realtime, no_reply, babble, transport) and logged once per burst.
+
+Long on purpose: the channel's poll cycle, its per-machine game and meter state and its
+reconciliation are one loop over shared state, read top to bottom as the wire runs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,13 +57,13 @@ from adapters.sas.codec import (
 )
 from adapters.sas.exceptions import EXCEPTIONS, Effect
 from adapters.sas.transport import Transport, TransportError
+from adapters.wire.delivery import BurstLog, deliver
 from selector.events import AnyFloorEvent, GamePlayed, MachineStatus, MachineStatusChanged
 
 SYNC = codec.general_poll(0)  # nobody answers address 0: an implied ACK for everyone
 METER_MODULUS = 100_000_000  # 4 BCD bytes roll over after 99,999,999
 MAX_REPLY = 300
 LONG_POLL_TRIES = 5  # slots a queued long poll may use (busy, no reply) before it is dropped
-BURST_SECONDS = 10.0
 LATE_S = 0.020  # a slot that starts later than one reply window counts as late (stats)
 QUIET = frozenset({0x00, 0x1F})  # the one-byte replies a machine in real-time mode may give
 
@@ -169,47 +170,6 @@ def meter_delta(new: int, old: int) -> int:
     if d < 0 and old - new > METER_MODULUS // 2:
         d += METER_MODULUS
     return d
-
-
-class BurstLog:
-    """One log line per reason per burst, then a count of what was held back."""
-
-    def __init__(self, log: Any, seconds: float = BURST_SECONDS) -> None:
-        self.log = log
-        self.seconds = seconds
-        self._last: dict[str, float] = {}
-        self._held: Counter[str] = Counter()
-
-    def warn(self, reason: str, message: str, **context: Any) -> None:
-        now = time.monotonic()
-        if now - self._last.get(reason, -1e18) >= self.seconds:
-            self._last[reason] = now
-            held = self._held.pop(reason, 0)
-            self.log.warning(message, reason=reason, suppressed=held, **context)
-        else:
-            self._held[reason] += 1
-
-
-def deliver(
-    emit: Callable[[list[AnyFloorEvent]], object],
-    batch: list[AnyFloorEvent],
-    pending: set[asyncio.Future[Any]],
-    stats: Counter[str],
-    log: Any,
-) -> None:
-    """Hand a batch to the daemon's emit callback, plain or async; an async one runs as a
-    task kept in `pending` until done. A failing emit is counted and logged, never raised:
-    the poll loop must go on."""
-    try:
-        result = emit(batch)
-    except Exception:
-        stats["emit_failed"] += 1
-        log.exception("emit failed", events=len(batch))
-        return
-    if inspect.isawaitable(result):
-        task = asyncio.ensure_future(result)
-        pending.add(task)
-        task.add_done_callback(pending.discard)
 
 
 class ChannelPoller:

@@ -4,7 +4,7 @@ Each seat of each table goes through rating sessions: table_rating_opened when a
 carded player sits down, table_rating_updated every few minutes with the cumulative
 average bet and minutes, table_rating_closed when they leave; a seat holds one rating
 at a time and a card sits at one seat at a time.  Payloads go to
-`{prefix}/{site}/tables/{table}/events`, built from FloorEvents through raps.codec.
+`{prefix}/{site}/tables/{table}/events`, built from FloorEvents through adapters.wire.codec.
 
 `random.Random` with a seed: this simulates play; nothing here is used for a draw.
 """

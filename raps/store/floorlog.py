@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from raps.codec import event_from_dict, event_to_dict
+from adapters.wire.codec import event_from_dict, event_to_dict
 from raps.store.schema import floor_event_batches, floor_snapshots
 from selector.events import AnyFloorEvent
 

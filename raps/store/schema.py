@@ -73,7 +73,7 @@ floor_event_batches = Table(
     Column("last_seq", BigId, primary_key=True, autoincrement=False),
     Column("first_seq", BigInteger, nullable=False),
     Column("received_at", Float, nullable=False),
-    Column("body", Text, nullable=False),  # JSON array of raps.codec events, seq order
+    Column("body", Text, nullable=False),  # JSON array of adapters.wire.codec events, seq order
 )
 
 floor_snapshots = Table(
