@@ -27,7 +27,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
@@ -50,11 +50,9 @@ from raps.auth import (
 )
 from raps.floormap import build_map, render_svg
 from raps.logs import get_logger
+from raps.web_context import WebContext
 from selector.fairness import commitment
 from selector.records import Actor
-
-if TYPE_CHECKING:
-    from raps.web import WebContext
 
 STATIC = Path(__file__).parent / "static"
 PING_SECONDS = 15.0
@@ -99,7 +97,7 @@ def _files(folder: Path, suffixes: tuple[str, ...]) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix in suffixes}
 
 
-def register_pages(app: FastAPI, web: "WebContext") -> None:
+def register_pages(app: FastAPI, web: WebContext) -> None:
     service, cfg = web.service, web.cfg
     log = get_logger(site=cfg.site.id)
     hub = StreamHub()
@@ -336,7 +334,7 @@ def _static(files: dict[str, bytes], name: str) -> Response:
     return Response(body, media_type=_TYPES[suffix], headers={"Cache-Control": "no-cache"})
 
 
-def redacted_config(web: "WebContext") -> dict[str, Any]:
+def redacted_config(web: WebContext) -> dict[str, Any]:
     """The running configuration for the admin page: every secret left out."""
     cfg = web.cfg
     f = cfg.floor
