@@ -16,9 +16,10 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/raps demo
 
-# The whole suite: lint, types, then every test. .ci/run calls exactly this.
+# The whole suite: lint, import contracts, types, then every test. .ci/run calls exactly this.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/mypy
 	$(BIN)/python -m pytest

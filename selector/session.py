@@ -10,6 +10,9 @@ Rules enforced here (seed 003, "Bonus jackpot sessions"):
   changes nothing, so a handheld that lost its connection cannot draw twice.
 
 Time and the seed come in as arguments; nothing here reads a clock or an RNG.
+
+Long on purpose: one state machine whose transitions share the session's indexes of
+pending picks, attempts and barred cards; split, each half would reach into the other.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ significant byte first.  A reply is one exception byte (general poll), an
 event message `address FF code data CRC` (real-time event reporting), the
 address alone (ACK of a type S poll), address | 0x80 (NACK), `address 00`
 (busy) or `address command data CRC`.
+
+Long on purpose: one module per protocol table is what a technician holding the SAS
+specification looks for; every poll and reply of the profile is here, side by side.
 """
 
 from __future__ import annotations
