@@ -59,7 +59,9 @@ import aiomqtt  # noqa: E402
 
 from adapters.mqtt import MqttIngest  # noqa: E402
 from adapters.mqtt.ingest import _pull  # noqa: E402
+from bench.harness import print_result, say  # noqa: E402
 from raps.config import parse_config  # noqa: E402
+from raps.daemon import INBOUND_FEEDS  # noqa: E402
 from raps.gcpolicy import settle_after_start  # noqa: E402
 from raps.logs import configure  # noqa: E402
 from raps.metrics import Metrics  # noqa: E402
@@ -74,10 +76,6 @@ MACHINES = ("M01", "M02", "M03", "M04")
 TARGET_RATIO = 0.7
 TIMEOUT = 300.0
 SUBSCRIPTIONS = ("raps/v1/bench/slots/+/events", "raps/v1/bench/tables/+/events")
-
-
-def say(*parts: Any) -> None:
-    print(*parts, flush=True)
 
 
 def write_stream(folder: Path, site: str, n: int, tag: str) -> list[tuple[str, Path]]:
@@ -234,6 +232,7 @@ async def run_ingest(
     ingest = MqttIngest(
         cfg.mqtt, "bench", service.ingest_detailed, service.reject, lambda up: None,
         lambda: NOW, port=port, known=cfg.layout(), client_id=client_id,
+        families=INBOUND_FEEDS,
     )  # fmt: skip
     first, cpu0 = (0.0, 0.0) if live else (time.perf_counter(), time.process_time())
     stopping = asyncio.Event()
@@ -366,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
     }
-    print(json.dumps(out, separators=(",", ":")), flush=True)
+    print_result(out)
     return 0
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
 import sys
 import time
@@ -36,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from adapters.sas import codec
 from adapters.sas.config import SimulatorConfig, simulated_channels
 from adapters.sas.source import SasChannel
+from bench.harness import print_result
 from selector.events import AnyFloorEvent
 
 TARGET_MACHINES = 1000
@@ -184,7 +184,7 @@ def main() -> int:
         },
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    print(json.dumps(summary))
+    print_result(summary)
     return 0
 
 

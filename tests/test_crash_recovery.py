@@ -3,8 +3,9 @@
 Each test starts `raps run` as a subprocess on SQLite and on a real PostgreSQL (the
 `db_url` fixture), plays a marketing handheld over the HTTP API and kills the daemon
 between commands, while a command is in flight and while it is starting up. The driver
-and every invariant live in bench/soak_crash.py, which is also the long soak command
-(docs/crash-recovery.md); here it runs 20 kill cycles per database.
+and every invariant live in bench/soak_crash.py and the bench/soak_*.py modules it imports;
+soak_crash.py is also the long soak command (docs/crash-recovery.md); here it runs 20
+kill cycles per database.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ CYCLES = 20
 
 
 def _load_soak() -> ModuleType:
-    """bench/ is not a package: load the soak driver from its file, once."""
+    """Load the soak driver from its file, once, as the soak command runs it."""
     name = "raps_bench_soak_crash"
     if name in sys.modules:
         return sys.modules[name]
