@@ -16,7 +16,6 @@ import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -25,8 +24,8 @@ from jsonschema.exceptions import best_match
 from adapters.mqtt.compiled_schema import Check, UnsupportedSchema, compile_schema
 from adapters.mqtt.family import PayloadFamily
 from adapters.mqtt.topics import Kind
-from adapters.wire.codec import EVENT_TYPES, event_to_dict
-from selector.events import AnyFloorEvent, Exclusion, MachineStatus, Tier
+from adapters.wire.codec import EVENT_TYPES, event_to_dict, typed_fields
+from selector.events import AnyFloorEvent
 from selector.layout import FloorLayout
 
 MAX_PAYLOAD_BYTES = 65_536
@@ -224,18 +223,11 @@ def _to_event(type_name: str, data: dict[str, Any], source: str) -> AnyFloorEven
     kwargs = dict(data)
     del kwargs["type"]
     kwargs.setdefault("source", source)
-    kwargs["ts"] = datetime.fromisoformat(kwargs["ts"])
     for name in _INTEGER_FIELDS:
         value = kwargs.get(name)
         if type(value) is float:
             kwargs[name] = int(value)
-    if "tier" in kwargs:
-        kwargs["tier"] = Tier(kwargs["tier"])
-    if "status" in kwargs:
-        kwargs["status"] = MachineStatus(kwargs["status"])
-    if "exclusions" in kwargs:
-        kwargs["exclusions"] = frozenset(Exclusion(e) for e in kwargs["exclusions"])
-    return EVENT_TYPES[type_name](**kwargs)
+    return EVENT_TYPES[type_name](**typed_fields(kwargs))
 
 
 def event_payload(event: AnyFloorEvent, with_source: bool = False) -> dict[str, Any]:

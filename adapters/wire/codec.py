@@ -82,6 +82,19 @@ def event_to_dict(event: AnyFloorEvent) -> dict[str, Any]:
     return out
 
 
+def typed_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Turn a payload's JSON values into the event's field types, in place: the time,
+    and the enums and sets by name.  Raises ValueError on a value that is none of them."""
+    kwargs["ts"] = datetime.fromisoformat(kwargs["ts"])
+    if "tier" in kwargs:
+        kwargs["tier"] = Tier(kwargs["tier"])
+    if "status" in kwargs:
+        kwargs["status"] = MachineStatus(kwargs["status"])
+    if "exclusions" in kwargs:
+        kwargs["exclusions"] = frozenset(Exclusion(e) for e in kwargs["exclusions"])
+    return kwargs
+
+
 def event_from_dict(d: Any) -> AnyFloorEvent:
     """Build and validate an event; raises CodecError naming what is wrong."""
     if not isinstance(d, dict):
@@ -99,13 +112,6 @@ def event_from_dict(d: Any) -> AnyFloorEvent:
     if missing:
         raise CodecError("missing_field", f"missing {missing}")
     try:
-        kwargs["ts"] = datetime.fromisoformat(kwargs["ts"])
-        if "tier" in kwargs:
-            kwargs["tier"] = Tier(kwargs["tier"])
-        if "status" in kwargs:
-            kwargs["status"] = MachineStatus(kwargs["status"])
-        if "exclusions" in kwargs:
-            kwargs["exclusions"] = frozenset(Exclusion(e) for e in kwargs["exclusions"])
-        return cls(**kwargs)
+        return cls(**typed_fields(kwargs))
     except (TypeError, ValueError) as e:
         raise CodecError("invalid_field", str(e)) from e
