@@ -54,6 +54,30 @@ _IDLE_TIMER = 0  # the player's last game is older than the idle limit
 _RECHECK_TIMER = 1  # the player may have reached the minimum active time
 
 
+class PointsCell:
+    """What the floor shares with a points sink per card; the floor's players are cells.
+
+    The floor only reads lo, hi and room: while an event's epoch lies in [lo, hi) and its
+    milli-points stay below room, it subtracts them from room instead of calling the sink
+    (a call per game would cost a fifth of the event budget).  The sink sets lo, hi and
+    room, and keeps its own bookkeeping in granted and scope, which the floor never touches.
+    """
+
+    __slots__ = ("card", "granted", "hi", "lo", "room", "scope")
+
+    def __init__(self, card: str) -> None:
+        self.card = card
+        self.lo = 0.0
+        self.hi = -1.0  # empty: the first point calls the sink
+        self.room = 0
+        self.granted = 0  # the sink's: room when it last set it
+        self.scope: object = None  # the sink's: where the points kept back belong
+
+
+# (the card's cell, epoch, milli-points, event id); the sink may set the cell's room
+PointsSink = Callable[[PointsCell, float, int, str], None]
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerProfile:
     """What the player directory says of a card."""
@@ -65,11 +89,10 @@ class PlayerProfile:
     block_reason: str | None
 
 
-class _Player:
+class _Player(PointsCell):
     __slots__ = (
         "active",
         "active_since",
-        "card",
         "idle_due",
         "kind",
         "last_game",
@@ -81,7 +104,7 @@ class _Player:
     )
 
     def __init__(self, card: str, n_windows: int) -> None:
-        self.card = card
+        super().__init__(card)
         self.profile: PlayerProfile | None = None
         self.kind: str | None = None  # SLOTS, TABLES or None when not on the floor
         self.machine: _MachineState | None = None
@@ -145,13 +168,18 @@ class Floor:
         promotions: Iterable[Promotion],
         earn: EarnRules | None = None,
         idle_seconds: float = 120.0,
+        points_sink: PointsSink | None = None,
     ) -> None:
+        """`points_sink(cell, epoch, milli, event_id)` sees every point credited, inside a
+        qualifying window or not (the ticket ledger's feed), but for what the player's
+        PointsCell lets the floor keep back; None costs nothing."""
         if idle_seconds <= 0:
             raise ValueError("idle_seconds must be positive")
         self.layout = layout
         self.earn = earn or EarnRules()
         self.idle_seconds = float(idle_seconds)
         self._computed = self.earn.points_source == "computed"
+        self._points_sink = points_sink
         windows: list[DayClock] = []
         self._promos: dict[str, _PromotionState] = {}
         for promo in promotions:
@@ -265,6 +293,7 @@ class Floor:
         timers = self._timers
         idle = self.idle_seconds
         computed = self._computed
+        sink = self._points_sink
         evaluate = self._evaluate
         push = heapq.heappush
         now = self.now
@@ -304,6 +333,12 @@ class Floor:
             wager = ev.wager
             if wager and computed:
                 milli = wager * _MILLI // m.rate
+                if sink is not None:  # _sink_points inlined
+                    room = p.room - milli
+                    if room > 0 and p.lo <= epoch and epoch < p.hi:
+                        p.room = room
+                    else:
+                        sink(p, epoch, milli, ev.event_id)
                 pts = p.points
                 j = 0
                 for clock, thresholds in windows:
@@ -356,6 +391,17 @@ class Floor:
                     crossed = True
             j += 2
         return crossed
+
+    def _sink_points(self, p: _Player, epoch: float, milli: int, event_id: str) -> None:
+        """Hand points to the sink, or take them from the player's cell while it has room."""
+        sink = self._points_sink
+        if sink is None:
+            return
+        room = p.room - milli  # one attribute load less than a chained compare and -=
+        if room > 0 and p.lo <= epoch and epoch < p.hi:
+            p.room = room
+        else:
+            sink(p, epoch, milli, event_id)
 
     def _leave(self, p: _Player, anomaly: str | None) -> None:
         """End the player's current place on the floor."""
@@ -441,13 +487,17 @@ class Floor:
         return rating
 
     def _rating_points(
-        self, rating: _Rating, p: _Player, epoch: float, bet: int, minutes: float
+        self, rating: _Rating, p: _Player, ev: TableRatingUpdated | TableRatingClosed
     ) -> None:
-        total = int(bet * minutes * _MILLI) // rating.rate
+        """Credit what the rating's cumulative figures earned since its last update."""
+        total = int(ev.average_bet * ev.minutes * _MILLI) // rating.rate
         delta = total - rating.credited
         if delta > 0:
             rating.credited = total
-            if self._computed and self._credit(p, epoch, delta):
+            if not self._computed:
+                return
+            self._sink_points(p, ev.epoch, delta, ev.event_id)
+            if self._credit(p, ev.epoch, delta):
                 self._evaluate(p)
 
     def _on_rating_open(self, ev: TableRatingOpened) -> str | None:
@@ -490,10 +540,10 @@ class Floor:
         if closed is not None:
             # a late update after the close: its play is counted already, nobody sits down
             self.anomalies["rating_update_after_close"] += 1
-            self._rating_points(closed, self._player(ev.card), epoch, ev.average_bet, ev.minutes)
+            self._rating_points(closed, self._player(ev.card), ev)
             return None
         rating = self._rating_for(ev, epoch)
-        self._rating_points(rating, self._players[ev.card], epoch, ev.average_bet, ev.minutes)
+        self._rating_points(rating, self._players[ev.card], ev)
         return None
 
     def _on_rating_close(self, ev: TableRatingClosed) -> str | None:
@@ -514,9 +564,9 @@ class Floor:
                 # closing a rating we never saw: credit its points, leave nobody seated
                 self.anomalies["rating_close_without_open"] += 1
                 rating = self._closed[key] = _Rating(ev.card, self._table_rates[ev.table])
-            self._rating_points(rating, self._player(ev.card), epoch, ev.average_bet, ev.minutes)
+            self._rating_points(rating, self._player(ev.card), ev)
             return None
-        self._rating_points(rating, p, epoch, ev.average_bet, ev.minutes)
+        self._rating_points(rating, p, ev)
         self._closed[key] = rating
         self._leave(p, None)
         return None
@@ -531,7 +581,9 @@ class Floor:
         if epoch > self.now:
             self.now = epoch
         p = self._player(ev.card)
-        if self._credit(p, epoch, round(ev.points * _MILLI)):
+        milli = round(ev.points * _MILLI)
+        self._sink_points(p, epoch, milli, ev.event_id)
+        if self._credit(p, epoch, milli):
             self._evaluate(p)
         return None
 
@@ -680,6 +732,21 @@ class Floor:
     def profile(self, card: str) -> PlayerProfile | None:
         p = self._players.get(card)
         return p.profile if p is not None else None
+
+    def tier_of(self, card: str) -> Tier | None:
+        """The card's tier in the directory (the ticket ledger's tier_of)."""
+        p = self._players.get(card)
+        return p.profile.tier if p is not None and p.profile is not None else None
+
+    def playing(self, card: str) -> bool:
+        """Actively playing right now: seated in a rating at a table, or carded in at a slot
+        with a game inside the idle limit (the app's ticket entry needs it, 000 rule 7)."""
+        p = self._players.get(card)
+        if p is None or p.kind is None:
+            return False
+        if p.kind == TABLES:
+            return True
+        return p.active and self.now - p.last_game < self.idle_seconds
 
     def points(self, promotion_id: str, card: str, on: datetime) -> float:
         """Qualifying points of a card on the local day of `on`."""
