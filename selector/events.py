@@ -185,6 +185,29 @@ class PlayerUpserted(FloorEvent):
         check_card(self.event_id, self.card)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TicketsGranted(FloorEvent):
+    """Draw tickets credited by the casino system itself, e.g. a marketing give-away.
+
+    `bin_id` names a ticket bin or one of its draws (selector.tickets).  The daemon routes
+    it to the ticket ledger; the floor ignores it (Floor.apply would refuse it as
+    unknown_event_type, so it is never handed one).
+    """
+
+    card: str
+    bin_id: str
+    tickets: int
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        check_card(self.event_id, self.card)
+        if not self.bin_id:
+            raise ValueError(f"event {self.event_id!r}: bin_id must not be empty")
+        if isinstance(self.tickets, bool) or self.tickets < 1:
+            raise ValueError(f"event {self.event_id!r}: tickets must be an integer >= 1")
+
+
 AnyFloorEvent = (
     CardInserted
     | CardRemoved
@@ -195,4 +218,5 @@ AnyFloorEvent = (
     | TableRatingClosed
     | PointsEarned
     | PlayerUpserted
+    | TicketsGranted
 )

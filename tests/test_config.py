@@ -170,8 +170,8 @@ BAD_CONFIGS: list[tuple[str, str, str]] = [
     (
         "unknown role",
         minimal(USER.replace('"marketing"', '"boss"')),
-        "raps.toml: users[0].role: must be 'marketing', 'security', 'ops', 'admin' or "
-        "'auditor', not 'boss'",
+        "raps.toml: users[0].role: must be 'marketing', 'security', 'ops', 'admin', "
+        "'auditor', 'kiosk' or 'app', not 'boss'",
     ),
     (
         "duplicate user name",

@@ -25,6 +25,7 @@ from selector.events import (
     TableRatingClosed,
     TableRatingOpened,
     TableRatingUpdated,
+    TicketsGranted,
     Tier,
 )
 from tests.builders import NOON, SAST
@@ -52,6 +53,7 @@ ALL_EVENTS: list[tuple[type[FloorEvent], dict[str, Any]]] = [
         PlayerUpserted,
         {"card": "C1", "tier": Tier.TEN, "display_name": "X", "age_verified": True},
     ),
+    (TicketsGranted, {"card": "C1", "bin_id": "sat-cash-2025-10-04", "tickets": 1}),
 ]
 EVENT_IDS = [cls.__name__ for cls, _ in ALL_EVENTS]
 
@@ -151,6 +153,26 @@ def test_rating_opened_negative_average_bet_rejected() -> None:
     """Money is never negative: the open event must be validated like update and close."""
     with pytest.raises(ValueError):
         TableRatingOpened(**head(), table="T1", seat=1, card="C1", average_bet=-1)
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"tickets": 0}, "tickets must be an integer >= 1"),
+        ({"tickets": -5}, "tickets must be an integer >= 1"),
+        ({"tickets": True}, "tickets must be an integer >= 1"),
+        ({"bin_id": ""}, "bin_id must not be empty"),
+        ({"card": "60 01"}, "card id"),
+    ],
+)
+def test_tickets_granted_needs_a_card_a_bin_and_at_least_one_ticket(
+    fields: dict[str, Any], match: str
+) -> None:
+    """Grants only ever add tickets: a zero or negative count is a broken feed."""
+    good: dict[str, Any] = {"card": "C1", "bin_id": "b1", "tickets": 3}
+    with pytest.raises(ValueError, match=match):
+        TicketsGranted(**head(), **{**good, **fields})
+    assert TicketsGranted(**head(), **good).reason == ""
 
 
 @pytest.mark.parametrize(

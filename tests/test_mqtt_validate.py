@@ -38,6 +38,7 @@ from selector.events import (
     TableRatingClosed,
     TableRatingOpened,
     TableRatingUpdated,
+    TicketsGranted,
     Tier,
 )
 from selector.layout import FloorLayout, Machine, Table
@@ -60,6 +61,7 @@ KIND_OF = {
     "table_rating_closed": Kind.TABLES,
     "points_earned": Kind.POINTS,
     "player_upserted": Kind.PLAYERS,
+    "tickets_granted": Kind.TICKETS,
 }
 FEEDS = (*CMS_FEEDS, TABLE_FEED)
 SCHEMAS = SchemaSet(FEEDS)
@@ -346,6 +348,53 @@ def test_payload_rules(payload: dict[str, Any], why: str) -> None:
     assert result.event_id == payload.get("event_id") or payload.get("event_id") == ""
 
 
+@pytest.mark.parametrize(
+    ("changes", "where"),
+    [
+        ({"tickets": 0}, "tickets:"),
+        ({"tickets": -3}, "tickets:"),
+        ({"tickets": 2.5}, "tickets:"),
+        ({"tickets": "10"}, "tickets:"),
+        ({"tickets": 100_001}, "tickets:"),
+        ({"card": ...}, "'card' is a required property"),
+        ({"bin_id": ...}, "'bin_id' is a required property"),
+        ({"bin_id": "sat cash"}, "bin_id:"),
+        ({"reason": "x" * 201}, "reason:"),
+        ({"points": 10}, "Additional properties"),
+    ],
+)
+def test_malformed_tickets_granted_is_refused_with_its_reason(
+    changes: dict[str, Any], where: str
+) -> None:
+    result = decode(variant("tickets_granted", **changes))
+    assert reason(result) == "schema_violation"
+    assert where in result.detail
+    assert result.event_id == "cms-tkt-20417"
+
+
+def test_tickets_granted_decodes_only_on_the_tickets_topic() -> None:
+    event = decode(example("tickets_granted"))
+    assert isinstance(event, TicketsGranted)
+    assert (event.card, event.bin_id, event.tickets) == ("6000012345", "sat-cash-2025-10-04", 10)
+    assert event.source == "mqtt:test" and event.reason == "birthday give-away"
+    assert TOPICS.for_event("tickets_granted", example("tickets_granted")) == TOPICS.tickets
+    for kind in (Kind.POINTS, Kind.PLAYERS, Kind.SLOTS):
+        result = decode(example("tickets_granted"), kind)
+        assert reason(result) == "wrong_topic"
+        assert "tickets_granted is not carried" in result.detail
+    assert reason(decode(example("points_earned"), Kind.TICKETS)) == "wrong_topic"
+    ticket = decode(variant("tickets_granted", tickets=3.0, reason=...))
+    assert isinstance(ticket, TicketsGranted) and type(ticket.tickets) is int
+    assert ticket.reason == ""
+
+
+def test_tickets_granted_from_an_unknown_card_needs_the_directory_check() -> None:
+    strict = PayloadDecoder(SCHEMAS, LAYOUT, card_known={"1111"}.__contains__)
+    assert reason(decode(example("tickets_granted"), decoder=strict)) == "unknown_card"
+    known = decode(variant("tickets_granted", card="1111"), decoder=strict)
+    assert isinstance(known, TicketsGranted)
+
+
 def test_detail_says_where_and_what() -> None:
     result = decode(variant("game_played", wager=-5))
     assert isinstance(result, Rejection)
@@ -428,6 +477,7 @@ def test_topic_tree() -> None:
     assert TOPICS.tables("T012") == "raps/v1/gr/tables/T012/events"
     assert TOPICS.players == "raps/v1/gr/players"
     assert TOPICS.points == "raps/v1/gr/points"
+    assert TOPICS.tickets == "raps/v1/gr/tickets"
     assert TOPICS.deadletter == "raps/v1/gr/deadletter"
     assert TOPICS.draws("s1") == "raps/v1/gr/draws/s1"
     assert TOPICS.subscriptions() == [
@@ -435,11 +485,13 @@ def test_topic_tree() -> None:
         "raps/v1/gr/tables/+/events",
         "raps/v1/gr/players",
         "raps/v1/gr/points",
+        "raps/v1/gr/tickets",
     ]
     assert TOPICS.parse("raps/v1/gr/slots/M1/events") == TopicRef(Kind.SLOTS, "M1")
     assert TOPICS.parse("raps/v1/gr/tables/T1/events") == TopicRef(Kind.TABLES, "T1")
     assert TOPICS.parse("raps/v1/gr/players") == TopicRef(Kind.PLAYERS)
     assert TOPICS.parse("raps/v1/gr/points") == TopicRef(Kind.POINTS)
+    assert TOPICS.parse("raps/v1/gr/tickets") == TopicRef(Kind.TICKETS)
     bad_topics = [
         "raps/v1/gr",
         "raps/v1/grx/players",
@@ -447,6 +499,7 @@ def test_topic_tree() -> None:
         "raps/v1/gr/x/M1/events",
         "raps/v1/gr/slots//events",
         "raps/v1/gr/deadletter",
+        "raps/v1/gr/tickets/x",
     ]
     for bad in bad_topics:
         assert TOPICS.parse(bad) is None
@@ -531,7 +584,7 @@ def test_docs_list_every_topic_kind_and_reason() -> None:
     for name in INBOUND_TYPES:
         assert f"`{name}`" in text
     topics = (
-        "slots/{machine}/events tables/{table}/events /players /points /deadletter "
+        "slots/{machine}/events tables/{table}/events /players /points /tickets /deadletter "
         "draws/{session}/events draws/{session}/head draws/{session}/summary"
     )
     for topic in topics.split():

@@ -4,7 +4,7 @@ The transport (this package) owns the topic tree, the connection, acknowledgemen
 dead letters.  Each source that publishes over it owns its payloads: their JSON Schemas
 and the edge checks that need the floor layout (is this table on the floor, does it
 have this seat).  The daemon hands the ingest the families it runs; the CMS feeds
-(card sessions, game play, the player directory, points) are this package's own
+(card sessions, game play, the player directory, points, tickets) are this package's own
 (`adapters.mqtt.feeds`), table ratings are `adapters.tables`'.
 """
 

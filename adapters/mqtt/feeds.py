@@ -1,7 +1,8 @@
 """The payload families this package owns: the CMS and SMIB feeds.
 
 Card sessions, game play and machine status on `slots/{machine}/events`, the player
-directory on `players`, casino points on `points`.  Their schemas are in `schemas/`
+directory on `players`, casino points on `points`, and the casino system's own draw
+tickets on `tickets`.  Their schemas are in `schemas/`
 beside this file.  Table ratings are `adapters.tables`' family.
 """
 
@@ -28,7 +29,8 @@ def _machine_on_floor(layout: FloorLayout, data: Mapping[str, Any]) -> tuple[str
 SLOT_FEED = PayloadFamily(Kind.SLOTS, SCHEMA_DIR, _machine_on_floor)
 PLAYER_FEED = PayloadFamily(Kind.PLAYERS, SCHEMA_DIR)
 POINTS_FEED = PayloadFamily(Kind.POINTS, SCHEMA_DIR)
-CMS_FEEDS = (SLOT_FEED, PLAYER_FEED, POINTS_FEED)
+TICKET_FEED = PayloadFamily(Kind.TICKETS, SCHEMA_DIR)
+CMS_FEEDS = (SLOT_FEED, PLAYER_FEED, POINTS_FEED, TICKET_FEED)
 
 
 def deadletter_schema() -> dict[str, Any]:

@@ -7,6 +7,7 @@ Inbound (floor systems publish, RAPS subscribes at QoS 1):
     {prefix}/{site}/tables/{table}/events      table_rating_opened / _updated / _closed
     {prefix}/{site}/players                    player_upserted (directory and exclusions)
     {prefix}/{site}/points                     points_earned
+    {prefix}/{site}/tickets                    tickets_granted (the casino's own ticket feed)
 
 Outbound (RAPS publishes):
 
@@ -32,6 +33,7 @@ class Kind(StrEnum):
     TABLES = "tables"
     PLAYERS = "players"
     POINTS = "points"
+    TICKETS = "tickets"
 
 
 # payload types allowed on each kind of topic (the type names of adapters.wire.codec)
@@ -40,7 +42,10 @@ TYPES_BY_KIND: dict[Kind, frozenset[str]] = {
     Kind.TABLES: frozenset({"table_rating_opened", "table_rating_updated", "table_rating_closed"}),
     Kind.PLAYERS: frozenset({"player_upserted"}),
     Kind.POINTS: frozenset({"points_earned"}),
+    Kind.TICKETS: frozenset({"tickets_granted"}),
 }
+# the kinds whose topic is one level under the site, named by the kind
+_FLAT_KINDS = {k.value: k for k in (Kind.PLAYERS, Kind.POINTS, Kind.TICKETS)}
 # the payload field that must equal the {machine} / {table} level of the topic
 ID_FIELD: dict[Kind, str] = {Kind.SLOTS: "machine", Kind.TABLES: "table"}
 
@@ -94,6 +99,10 @@ class Topics:
     def points(self) -> str:
         return f"{self.base}/points"
 
+    @property
+    def tickets(self) -> str:
+        return f"{self.base}/tickets"
+
     def subscriptions(self) -> list[str]:
         """The filters the ingest subscribes to (QoS 1)."""
         return [
@@ -101,6 +110,7 @@ class Topics:
             f"{self.base}/tables/+/events",
             self.players,
             self.points,
+            self.tickets,
         ]
 
     def for_event(self, type_name: str, payload: dict[str, object]) -> str:
@@ -111,7 +121,7 @@ class Topics:
                     return self.slots(str(payload["machine"]))
                 if kind == Kind.TABLES:
                     return self.tables(str(payload["table"]))
-                return self.players if kind == Kind.PLAYERS else self.points
+                return f"{self.base}/{kind.value}"
         raise ValueError(f"no inbound topic carries {type_name!r}")
 
     def parse(self, topic: str) -> TopicRef | None:
@@ -121,11 +131,8 @@ class Topics:
             return None
         rest = topic[len(base) + 1 :].split("/")
         if len(rest) == 1:
-            if rest[0] == "players":
-                return TopicRef(Kind.PLAYERS)
-            if rest[0] == "points":
-                return TopicRef(Kind.POINTS)
-            return None
+            flat = _FLAT_KINDS.get(rest[0])
+            return None if flat is None else TopicRef(flat)
         if len(rest) == 3 and rest[2] == "events" and rest[1]:
             if rest[0] == "slots":
                 return TopicRef(Kind.SLOTS, rest[1])

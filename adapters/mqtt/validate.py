@@ -31,7 +31,7 @@ from selector.layout import FloorLayout
 MAX_PAYLOAD_BYTES = 65_536
 DEFAULT_MAX_FUTURE_SECONDS = 300.0
 # fields the schemas declare "integer": JSON says 250.0 is the integer 250, the core wants int
-_INTEGER_FIELDS = ("wager", "win", "seat", "average_bet")
+_INTEGER_FIELDS = ("wager", "win", "seat", "average_bet", "tickets")
 _DETAIL_MAX = 300
 
 # Reasons given at the edge (the core adds unknown_machine, unknown_table, unknown_seat,

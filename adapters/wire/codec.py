@@ -23,6 +23,7 @@ from selector.events import (
     TableRatingClosed,
     TableRatingOpened,
     TableRatingUpdated,
+    TicketsGranted,
     Tier,
 )
 
@@ -36,6 +37,7 @@ EVENT_TYPES: dict[str, type[AnyFloorEvent]] = {
     "table_rating_closed": TableRatingClosed,
     "points_earned": PointsEarned,
     "player_upserted": PlayerUpserted,
+    "tickets_granted": TicketsGranted,
 }
 TYPE_NAMES = {cls: name for name, cls in EVENT_TYPES.items()}
 _HEADER = ("event_id", "source", "ts")

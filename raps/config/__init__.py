@@ -34,10 +34,19 @@ from raps.config.site import (
     SiteConfig,
     StorageConfig,
 )
-from raps.config.users import ROLES, UserConfig, check_secret, hash_secret
+from raps.config.users import (
+    DEVICE_ROLES,
+    ROLES,
+    STAFF_ROLES,
+    UserConfig,
+    check_secret,
+    hash_secret,
+)
 
 __all__ = [
+    "DEVICE_ROLES",
     "ROLES",
+    "STAFF_ROLES",
     "AreaConfig",
     "Config",
     "ConfigError",

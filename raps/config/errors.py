@@ -29,6 +29,15 @@ class Problem(NamedTuple):
     message: str
 
 
+class KeyedError(ValueError):
+    """A value the core refused, with the config key it came from (e.g. the plan of the
+    ticket sections names the draw that brings a problem in)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class ConfigError(Exception):
     """A config that cannot be used; str() lists every problem, one per line.
 

@@ -15,17 +15,16 @@ import re
 import tomllib
 import typing
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from adapters.mqtt.config import MqttConfig
 from adapters.wire.settings import StrictModel, key_problems
-from raps.config.common import duplicates
-from raps.config.errors import ConfigError, Problem, from_validation, key_part
+from raps.config.common import duplicates, missing_local_time, site_time
+from raps.config.errors import ConfigError, KeyedError, Problem, from_validation, key_part
 from raps.config.floor import FloorConfig, SourcesConfig
 from raps.config.promotions import EarnConfig, PromotionConfig, SessionConfig, core_promotion
 from raps.config.site import (
@@ -35,10 +34,17 @@ from raps.config.site import (
     SiteConfig,
     StorageConfig,
 )
+from raps.config.tickets import (
+    TicketDrawConfig,
+    TicketProgramConfig,
+    build_plan,
+    ticket_problems,
+)
 from raps.config.users import UserConfig
 from selector.events import PoolKind
 from selector.layout import FloorLayout, Machine, Table
 from selector.promotion import EarnRules, Promotion, SessionRules
+from selector.tickets import TicketPlan
 
 _T = typing.TypeVar("_T")
 
@@ -57,6 +63,8 @@ class Config(StrictModel):
     # the TOML key is `promotions`; the attribute is renamed to leave promotions() free
     promotion_entries: tuple[PromotionConfig, ...] = Field(alias="promotions", min_length=1)
     sessions: tuple[SessionConfig, ...] = ()
+    ticket_programs: tuple[TicketProgramConfig, ...] = ()
+    ticket_draws: tuple[TicketDrawConfig, ...] = ()
     users: tuple[UserConfig, ...] = ()
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
@@ -84,7 +92,6 @@ class Config(StrictModel):
         problems += duplicates("sessions", [s.id for s in self.sessions])
         problems += duplicates("users", [u.name for u in self.users], what="name")
         promos = {p.id: p for p in self.promotion_entries}
-        zone = ZoneInfo(self.site.timezone)
         for i, s in enumerate(self.sessions):
             promo = promos.get(s.promotion)
             if promo is None:
@@ -105,22 +112,27 @@ class Config(StrictModel):
                                 f"(pool_kinds = {list(promo.pool_kinds)})",
                             )
                         )
-            if s.starts.tzinfo is None:
-                there = s.starts.replace(tzinfo=zone)
-                back = there.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
-                if back != s.starts:
-                    problems.append(
-                        (
-                            f"sessions[{i}].starts",
-                            f"{s.starts:%Y-%m-%d %H:%M} does not exist in {self.site.timezone} "
-                            "(clocks change then); give another time or an explicit offset",
-                        )
-                    )
+            gap = missing_local_time(s.starts, self.site.timezone)
+            if gap is not None:
+                problems.append((f"sessions[{i}].starts", gap))
         problems += self._layout_references()
         problems += self._sas_references()
+        problems += self._ticket_references()
         if problems:
             raise key_problems(problems)
         return self
+
+    def _ticket_references(self) -> list[tuple[str, str]]:
+        """The ticket sections, checked among themselves and then as the core's plan."""
+        tz = self.site.timezone
+        programs, draws = self.ticket_programs, self.ticket_draws
+        problems = ticket_problems(programs, draws, self.promotions_by_id(), tz)
+        if not problems:
+            try:
+                build_plan(programs, draws, tz)
+            except KeyedError as e:
+                problems.append((e.key, str(e)))
+        return problems
 
     def _sas_references(self) -> list[tuple[str, str]]:
         """SAS channels and Modbus gateways name machines of the floor, each once only."""
@@ -184,6 +196,8 @@ class Config(StrictModel):
     def _core(self, key: str, build: typing.Callable[[], _T]) -> _T:
         try:
             return build()
+        except KeyedError as e:
+            raise ConfigError(self._source, [Problem(e.key, str(e))]) from e
         except ValueError as e:
             raise ConfigError(self._source, [Problem(key, str(e))]) from e
 
@@ -211,6 +225,14 @@ class Config(StrictModel):
             ),
         )
 
+    def ticket_plan(self) -> TicketPlan:
+        """The core's TicketPlan of every [[ticket_programs]] and [[ticket_draws]] entry,
+        in the site's time zone (an empty plan when there are none)."""
+        tz = self.site.timezone
+        return self._core(
+            "ticket_draws", lambda: build_plan(self.ticket_programs, self.ticket_draws, tz)
+        )
+
     def session(self, session_id: str) -> SessionConfig:
         """The [[sessions]] entry with this id (KeyError if there is none)."""
         for s in self.sessions:
@@ -233,9 +255,7 @@ class Config(StrictModel):
     def session_start(self, session: SessionConfig | str) -> datetime:
         """When the session starts, always timezone-aware (naive means site local time)."""
         s = self.session(session) if isinstance(session, str) else session
-        if s.starts.tzinfo is None:
-            return s.starts.replace(tzinfo=ZoneInfo(self.site.timezone))
-        return s.starts
+        return site_time(s.starts, self.site.timezone)
 
     def layout(self) -> FloorLayout:
         """The floor's machines and tables: the listed ones, or the simulator's."""

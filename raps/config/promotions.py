@@ -3,13 +3,13 @@ and the scheduled RAPS sessions; and their translation into the core's settings.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import datetime, time
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from adapters.wire.settings import StrictModel, key_problems
-from raps.config.common import check_item_id, parse_hhmm
+from raps.config.common import check_item_id, parse_datetime, parse_hhmm
 from raps.config.errors import key_part
 from selector.events import PoolKind, Tier
 from selector.promotion import Promotion
@@ -113,17 +113,7 @@ class SessionConfig(StrictModel):
     @field_validator("starts", mode="before")
     @classmethod
     def _iso(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            try:
-                return datetime.fromisoformat(v)
-            except ValueError:
-                raise ValueError(
-                    f"must be an ISO 8601 date and time like '2026-04-25T18:00:00+02:00' "
-                    f"or '2026-04-25 18:00', not {v!r}"
-                ) from None
-        if isinstance(v, date) and not isinstance(v, datetime):
-            raise ValueError(f"needs a time of day too, like '{v.isoformat()}T18:00:00'")
-        return v
+        return parse_datetime(v)
 
 
 def core_promotion(p: PromotionConfig, tz: str) -> Promotion:

@@ -1,4 +1,5 @@
-"""`[[users]]`: staff accounts for the pages and the API, and how their secrets are hashed.
+"""`[[users]]`: staff accounts for the pages and the API, the API accounts of e-Host kiosks
+and casino-app integrations, and how their secrets are hashed.
 
 Secrets are stored as argon2id hashes only (werkzeug-style scrypt is accepted for
 accounts migrated from elsewhere); a plain-text secret in the file is refused.
@@ -13,12 +14,16 @@ import typing
 from typing import Literal
 
 import argon2
-from pydantic import field_validator
+from pydantic import field_validator, model_validator
 
-from adapters.wire.settings import StrictModel
+from adapters.wire.settings import StrictModel, key_problems
 
-Role = Literal["marketing", "security", "ops", "admin", "auditor"]
+Role = Literal["marketing", "security", "ops", "admin", "auditor", "kiosk", "app"]
 ROLES: tuple[Role, ...] = typing.get_args(Role)
+# people: they sign in on the pages with a password or PIN (and may have an API token)
+STAFF_ROLES: tuple[Role, ...] = ("marketing", "security", "ops", "admin", "auditor")
+# programs: an e-Host kiosk, a casino-app integration; an API token only, no page sign-in
+DEVICE_ROLES: tuple[Role, ...] = ("kiosk", "app")
 
 _USER_NAME = re.compile(r"[A-Za-z0-9._@-]+")
 _ARGON2ID = re.compile(
@@ -75,12 +80,13 @@ def check_hash(value: str | None) -> str | None:
 
 
 class UserConfig(StrictModel):
-    """A staff account for the web pages and API; secrets are stored hashed only."""
+    """A staff account for the web pages and API, or a kiosk's or app's API account;
+    secrets are stored hashed only."""
 
     name: str
     role: Role
-    password_hash: str
-    api_token_hash: str | None = None
+    password_hash: str | None = None  # staff only, and required for them
+    api_token_hash: str | None = None  # required for kiosk and app
 
     @field_validator("name")
     @classmethod
@@ -93,3 +99,19 @@ class UserConfig(StrictModel):
     @classmethod
     def _hashed(cls, v: str | None) -> str | None:
         return check_hash(v)
+
+    @model_validator(mode="after")
+    def _secrets_of_the_role(self) -> UserConfig:
+        if self.role in DEVICE_ROLES:
+            problems = []
+            if self.api_token_hash is None:
+                problems.append(("api_token_hash", f"missing (a {self.role} signs in with it)"))
+            if self.password_hash is not None:
+                problems.append(
+                    ("password_hash", f"a {self.role} account has no page sign-in: leave it out")
+                )
+            if problems:
+                raise key_problems(problems)
+        elif self.password_hash is None:
+            raise key_problems([("password_hash", "missing")])
+        return self
