@@ -2,7 +2,8 @@
 
 Checks, in order: the hash chain (and the published head, when given); then every
 closed session in it is recomputed pick by pick from its revealed seed and pool
-snapshots (selector.verify).  The first broken entry is named; so is every
+snapshots (selector.verify), and every ticket bin's credits and entries are recomputed
+from its records (selector.tickets.recompute).  The first broken entry is named; so is every
 mismatching pick.
 """
 
@@ -16,6 +17,8 @@ from typing import Any
 from raps.chain import Entry, Head, canonical_json, chained_record, check_chain
 from raps.store.database import open_engine
 from raps.store.journal import JournalStore, export_lines, with_pools
+from raps.tickets.desk import STREAM_PREFIX
+from selector.tickets import recompute
 from selector.verify import verify_session
 
 
@@ -28,10 +31,14 @@ class Report:
     sessions: dict[str, list[str]] = field(default_factory=dict)  # closed: mismatches
     open_sessions: list[str] = field(default_factory=list)
     picks: int = 0
+    # ticket bins: the rules their records break (recomputed from the records alone)
+    tickets: dict[str, list[str]] = field(default_factory=dict)
+    ticket_totals: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return self.chain_error is None and not any(self.sessions.values()) and self.entries > 0
+        broken = any(self.sessions.values()) or any(self.tickets.values())
+        return self.chain_error is None and not broken and self.entries > 0
 
     def lines(self) -> list[str]:
         out = []
@@ -48,6 +55,14 @@ class Report:
                 out.append(f"session {sid}: OK (every pick recomputed)")
         for sid in self.open_sessions:
             out.append(f"session {sid}: not closed yet; seed unrevealed, chain checked only")
+        for bin_id, problems in self.tickets.items():
+            if problems:
+                out.append(f"tickets {bin_id}: FAILED ({len(problems)} problem(s))")
+                out += [f"  {p}" for p in problems]
+            else:
+                credited, entered, receipts = self.ticket_totals[bin_id]
+                out.append(f"tickets {bin_id}: OK ({credited} credited, {entered} entered on "
+                           f"{receipts} receipt(s), recomputed from the records)")  # fmt: skip
         out.append("RESULT: OK" if self.ok else "RESULT: FAILED")
         return out
 
@@ -76,7 +91,9 @@ def check(
             continue  # its entry fails the chain check, which names it
         by_session.setdefault(str(r.get("session_id")), []).append(r)
     for sid, recs in by_session.items():
-        if any(r.get("type") == "session.closed" for r in recs):
+        if sid.startswith(STREAM_PREFIX):
+            _check_tickets(rep, sid.removeprefix(STREAM_PREFIX), recs)
+        elif any(r.get("type") == "session.closed" for r in recs):
             try:
                 rep.sessions[sid] = [str(m) for m in verify_session(recs)]
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
@@ -85,6 +102,26 @@ def check(
         else:
             rep.open_sessions.append(sid)
     return rep
+
+
+def _check_tickets(rep: Report, bin_id: str, recs: list[dict[str, Any]]) -> None:
+    """A bin's credits and entries recomputed from its records: every entry covered by
+    credits before it, receipts in sequence, every record in the bin it is filed under."""
+    data = [r.get("data", {}) for r in recs]
+    problems = [
+        f"record {i}: filed under tickets:{bin_id} but names bin {d.get('bin_id')!r}"
+        for i, d in enumerate(data, start=1)
+        if d.get("bin_id") != bin_id
+    ]
+    result = recompute(data)
+    problems += list(result["errors"])
+    rep.tickets[bin_id] = problems
+    totals = result["bins"].get(bin_id, {})
+    rep.ticket_totals[bin_id] = (
+        totals.get("tickets_credited", 0),
+        totals.get("tickets_entered", 0),
+        totals.get("receipts", 0),
+    )
 
 
 def read_export(path: Path) -> tuple[list[Entry], list[dict[str, Any]]]:

@@ -34,22 +34,28 @@ from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from raps.config import ROLES, Config, UserConfig, check_secret, hash_secret
+from raps.config import STAFF_ROLES, Config, UserConfig, check_secret, hash_secret
 from selector.records import Actor
 
 # ---------------------------------------------------------------------------- roles
 # The one table of who may do what.  Each route names one of these sets through its
-# Guard; the app copies it into the OpenAPI document as `x-roles`.
+# Guard; the app copies it into the OpenAPI document as `x-roles`.  The device roles
+# (kiosk, app: raps.config.DEVICE_ROLES) are in none of them: they get routes of their own.
 
-ALL_ROLES = frozenset(ROLES)
+STAFF = frozenset(STAFF_ROLES)  # every person's role
 RUNNERS = frozenset({"marketing", "admin"})  # run draw sessions
-READERS = ALL_ROLES  # read sessions, pools and the journal head
+READERS = STAFF  # read sessions, pools and the journal head
 WATCHERS = frozenset({"marketing", "security", "admin"})  # live session updates
 DISPATCHERS = frozenset({"security", "admin"})  # the dispatch screen and floor map
 OPERATORS = frozenset({"ops", "admin"})  # pools and health page
 AUDITORS = frozenset({"auditor", "admin"})  # journal export
 ADMINS = frozenset({"admin"})  # users and config
-SIGNED_IN = ALL_ROLES
+SIGNED_IN = STAFF
+# draw tickets (raps.ticket_routes): the device roles enter, staff look on
+KIOSKS = frozenset({"kiosk"})  # e-Host kiosks: enter tickets, print receipts
+APPS = frozenset({"app"})  # the casino app's integration: enter tickets while playing
+TICKET_VIEWERS = frozenset({"kiosk", "app", "marketing", "admin"})  # a player's standing
+TICKET_DESKS = frozenset({"kiosk", "marketing", "admin", "auditor"})  # receipts, checked
 
 _R = TypeVar("_R")
 
@@ -218,10 +224,11 @@ class LoginLimiter:
 
 
 class Passwords:
-    """Checks a user's PIN or password without blocking the event loop."""
+    """Checks a user's PIN or password without blocking the event loop.  Only staff sign
+    in on the pages: a kiosk or app account is no user here (it has no password)."""
 
     def __init__(self, users: tuple[UserConfig, ...], concurrency: int = 2) -> None:
-        self.users = {u.name: u for u in users}
+        self.users = {u.name: u for u in users if u.role in STAFF and u.password_hash}
         self._gate = asyncio.Semaphore(concurrency)
         self._dummy: str | None = None
 
@@ -233,7 +240,7 @@ class Passwords:
     async def check(self, user: str, secret: str) -> UserConfig | None:
         u = self.users.get(user)
         async with self._gate:
-            if u is None:
+            if u is None or u.password_hash is None:
                 # spend the same work as for a real user, so timing tells nothing
                 if self._dummy is None:
                     self._dummy = await asyncio.to_thread(hash_secret, secrets.token_hex(16))

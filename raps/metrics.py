@@ -6,6 +6,8 @@ daemons side by side and /metrics shows exactly what this service measures.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -14,6 +16,9 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+
+from selector.records import Record
+from selector.session import DrawSession
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -118,13 +123,57 @@ class Metrics:
         self.journal_head = Gauge(
             "raps_journal_head_seq", "Sequence number of the journal head", registry=r
         )
+        self.tickets_credited = Counter(
+            "raps_tickets_credited_total",
+            "Draw tickets credited, by draw bin and cause (points, complimentary, app_bonus, "
+            "raps_winner, external)",
+            ["bin", "cause"],
+            registry=r,
+        )
+        self.tickets_entered = Counter(
+            "raps_tickets_entered_total",
+            "Draw tickets entered into a bin, by channel (kiosk, app)",
+            ["bin", "channel"],
+            registry=r,
+        )
+        self.ticket_entries = Counter(
+            "raps_ticket_entries_total",
+            "Entries (receipts) made, by bin and channel",
+            ["bin", "channel"],
+            registry=r,
+        )
+        self.ticket_refusals = Counter(
+            "raps_ticket_refusals_total",
+            "Ticket entries and credits refused, by reason",
+            ["reason"],
+            registry=r,
+        )
+        self.ticket_bin_tickets = Gauge(
+            "raps_ticket_bin_tickets",
+            "Tickets entered in a bin, by tier",
+            ["bin", "tier"],
+            registry=r,
+        )
+        self.ticket_bin_players = Gauge(
+            "raps_ticket_bin_players",
+            "Players with tickets entered in a bin, by tier",
+            ["bin", "tier"],
+            registry=r,
+        )
         self.ready = Gauge("raps_ready", "1 when storage and sources are up", registry=r)
         self.start_time = Gauge(
             "raps_start_time_seconds", "Unix time the daemon started", registry=r
         )
 
-    def start_at_zero(self) -> None:
-        """Create labelled series at 0, so increase() also counts their first event."""
+    def start_at_zero(self, ticket_bins: Sequence[str] = ()) -> None:
+        """Create labelled series at 0, so increase() also counts their first event.
+
+        Ticket refusals exist for every reason from the start; the per-bin ticket series
+        for every bin in `ticket_bins` (the plan's bin ids), each cause, channel and tier.
+        """
+        from selector.events import Tier  # (may move to the module top with the others)
+        from selector.tickets import Cause, Channel, RefusalReason
+
         for pool in ("slots", "tables"):
             for result in ("picked", "no_eligible"):
                 self.draws.labels(pool, result)
@@ -132,6 +181,37 @@ class Metrics:
                 self.picks.labels(pool, outcome)
         for result in ("presented", "expired"):
             self.claim_timer.labels(result)
+        for reason in RefusalReason:
+            self.ticket_refusals.labels(reason.value)
+        for bin_id in ticket_bins:
+            for cause in Cause:
+                self.tickets_credited.labels(bin_id, cause.value)
+            for channel in Channel:
+                self.tickets_entered.labels(bin_id, channel.value)
+                self.ticket_entries.labels(bin_id, channel.value)
+            for tier in Tier:
+                self.ticket_bin_tickets.labels(bin_id, tier.value)
+                self.ticket_bin_players.labels(bin_id, tier.value)
+
+    def count_outcomes(self, s: DrawSession, records: Sequence[Record]) -> None:
+        """Pick outcomes and claim times of a session's newly committed records."""
+        outcome_of = {
+            "pick.verified": "verified",
+            "pick.awarded": "awarded",
+            "pick.no_show": "no_show",
+            "pick.voided": "void",
+        }
+        for r in records:
+            outcome = outcome_of.get(r.type)
+            if outcome:
+                self.picks.labels(r.data.get("kind", ""), outcome).inc()
+            if r.type == "pick.verified":
+                self.claim_timer.labels("presented").inc()
+                pick = s.picks[r.data["pick"] - 1]
+                waited = (r.at - pick.drawn_at).total_seconds()
+                self.claim_seconds.labels(pick.kind).observe(waited)
+            elif r.type == "pick.no_show" and r.data.get("by") == "claim_timer":
+                self.claim_timer.labels("expired").inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -12,12 +12,12 @@ Routes (roles from the table in raps.auth; every one is checked by its Guard):
 | GET /ops | ops, admin | pools and health |
 | GET /admin | admin | users and config |
 | GET /audit | auditor, admin | journal export and verification data |
-| GET /static/public/{name} | public | the login page's stylesheet and script |
+| GET /static/public/{name} | public | the login page's style and script, the receipt's style |
 | GET /static/{name} | signed in | the other pages' scripts and styles |
 | GET /api/me | signed in | who am I, the CSRF token, the server's clock |
 | GET /api/stream | marketing, security, admin | server-sent events: session summaries |
 | GET /api/floor.svg | security, admin | the floor map (raps.floormap) |
-| GET /api/sessions/{id}/verification | every role | commitment, seed, pool digests, head |
+| GET /api/sessions/{id}/verification | every staff role | commitment, seed, pool digests, head |
 | GET /api/admin/users, /api/admin/config | admin | users and config, no secrets |
 | POST /api/admin/users/{name}/sign-out | admin | ends a user's page sessions (lost handheld) |
 """
@@ -50,6 +50,7 @@ from raps.auth import (
 )
 from raps.floormap import build_map, render_svg
 from raps.logs import get_logger
+from raps.ticket_routes import RECEIPT_CSS
 from raps.web_context import WebContext
 from selector.fairness import commitment
 from selector.records import Actor
@@ -104,6 +105,8 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     app.state.streams = hub
     pages = _files(STATIC / "pages", (".html",))
     public_files = _files(STATIC / "public", (".js", ".css"))
+    # the ticket receipt's styles: a kiosk prints it with its token, never signed in
+    public_files["receipt.css"] = RECEIPT_CSS.encode()
     private_files = _files(STATIC, (".js", ".css"))
     floor_svg: list[str] = []
 

@@ -31,7 +31,8 @@ from raps.seal import SeedSealer
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.journal import JournalStore
-from selector.events import AnyFloorEvent, PoolKind
+from raps.tickets.desk import TicketDesk
+from selector.events import AnyFloorEvent, PoolKind, TicketsGranted
 from selector.fairness import SEED_BYTES, commitment
 from selector.floor import Floor
 from selector.records import Actor, Record
@@ -84,13 +85,18 @@ class Service:
         self.clock = clock
         self.publisher = publisher
         self.log = get_logger(site=cfg.site.id)
-        self.floor = Floor(cfg.layout(), cfg.promotions(), cfg.earn_rules(), cfg.floor.idle_seconds)
         self.journal = JournalStore(engine)
         self.floorlog = FloorLog(engine)
+        self._lock = asyncio.Lock()
+        self.tickets = TicketDesk(
+            cfg.ticket_plan(), self.journal, self._lock, metrics, self._flush_floor_log
+        )
+        self.floor = Floor(cfg.layout(), cfg.promotions(), cfg.earn_rules(),
+                           cfg.floor.idle_seconds, self.tickets.points_sink())  # fmt: skip
+        self.tickets.attach(self.floor)
         self.sessions: dict[str, DrawSession] = {}
         self.sources: dict[str, bool] = {}
         self.storage_ok = False
-        self._lock = asyncio.Lock()
         self._session_counts: Counter[tuple[str, str, str]] = Counter()
         self._event_seq = 0
         self._unflushed: list[tuple[int, float, AnyFloorEvent]] = []
@@ -109,6 +115,8 @@ class Service:
         head = await self.journal.load_head()
         replayed = await self._restore_floor()
         await self._restore_sessions()
+        self.tickets.reconcile_awards(self.sessions.values())
+        await self.tickets.sync()
         self.storage_ok = True
         if replayed:
             # a daemon that keeps dying young must not replay an ever longer log
@@ -126,14 +134,19 @@ class Service:
         if snap is not None:
             self._event_seq, body, seen = snap
             self.floor.restore(body)
+            self.tickets.restore_points(body.get("tickets"))
             for event_id in seen:  # a publisher replaying old messages is still deduped
                 self._remember(event_id)
+        # credits and entries are journaled; the tail's points credit only what is not
+        await self.tickets.restore_records()
         replayed = 0
         async for chunk in self.floorlog.events_after(self._event_seq):
             events = [ev for _, ev in chunk]
             for ev in events:
                 self._remember(ev.event_id)
-            self.floor.apply_many(events)
+                if type(ev) is TicketsGranted:
+                    self.tickets.external(ev)
+            self.floor.apply_many(ev for ev in events if type(ev) is not TicketsGranted)
             replayed += len(events)
         self._event_seq = await self.floorlog.last_seq()
         return replayed
@@ -189,6 +202,8 @@ class Service:
         for ev in events:
             if not self._remember(ev.event_id):
                 reason: str | None = "duplicate"
+            elif type(ev) is TicketsGranted:  # the casino's own ticket feed
+                reason = self.tickets.external(ev)
             else:
                 reason = self.floor.apply(ev)
             if reason is not None:
@@ -215,6 +230,11 @@ class Service:
             self.log.warning("event rejected", source=source, reason=reason, **context)
 
     async def flush_events(self) -> None:
+        """Write the floor log, then the ticket credits its events earned."""
+        await self._flush_floor_log()
+        await self.tickets.sync()
+
+    async def _flush_floor_log(self) -> None:
         batch, self._unflushed = self._unflushed, []
         try:
             await self.floorlog.append(batch)
@@ -228,6 +248,7 @@ class Service:
     async def snapshot_floor(self) -> None:
         await self.flush_events()
         snap = self.floor.snapshot()  # no await between here and the seq: they agree
+        snap["tickets"] = self.tickets.snapshot(self.clock().timestamp())
         last = self._event_seq
         seen = list(self._seen_order)
         await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap, seen)
@@ -262,6 +283,7 @@ class Service:
             for (kind, area, tier), n in self.floor.eligible_counts(promo.promotion_id).items():
                 self.metrics.pool_size.labels(promo.promotion_id, kind, area, tier).set(n)
         self.metrics.tracked_players.set(self.floor.tracked_players)
+        self.tickets.update_gauges()
         self.metrics.floor_anomalies.clear()
         for kind, n in self.floor.anomalies.items():
             self.metrics.floor_anomalies.labels(kind).set(n)
@@ -431,7 +453,8 @@ class Service:
     def _recorded(self, s: DrawSession, new: Sequence[Record]) -> None:
         """After a commit: outcome counters, session gauges, log lines, live screens."""
         try:
-            self._count_outcomes(s, new)
+            self.tickets.raps_awards(new)  # the winners' bonus tickets, if any
+            self.metrics.count_outcomes(s, new)
             self._update_session_gauges()
             for rec in new:
                 self._log_record(rec)
@@ -453,25 +476,6 @@ class Service:
     async def _reload(self, session_id: str) -> None:
         await self.journal.load_head()
         self.sessions[session_id] = await self._session_from_journal(session_id)
-
-    def _count_outcomes(self, s: DrawSession, records: Sequence[Record]) -> None:
-        outcome_of = {
-            "pick.verified": "verified",
-            "pick.awarded": "awarded",
-            "pick.no_show": "no_show",
-            "pick.voided": "void",
-        }
-        for r in records:
-            outcome = outcome_of.get(r.type)
-            if outcome:
-                self.metrics.picks.labels(r.data.get("kind", ""), outcome).inc()
-            if r.type == "pick.verified":
-                self.metrics.claim_timer.labels("presented").inc()
-                pick = s.picks[r.data["pick"] - 1]
-                waited = (r.at - pick.drawn_at).total_seconds()
-                self.metrics.claim_seconds.labels(pick.kind).observe(waited)
-            elif r.type == "pick.no_show" and r.data.get("by") == "claim_timer":
-                self.metrics.claim_timer.labels("expired").inc()
 
     def _log_record(self, rec: Record) -> None:
         # the log processor masks "card"; pools never go to the log

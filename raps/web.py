@@ -39,6 +39,7 @@ from raps.config import Config
 from raps.pages import register_pages
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession, pick_view
 from raps.store.journal import export_lines, with_pools
+from raps.ticket_routes import register_ticket_routes
 from raps.web_context import TokenUsers, WebContext
 from selector.records import Actor
 from selector.session import SessionError, SessionState
@@ -354,6 +355,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
         return answer(await service.close(session_id, actor, body.command_id, body.force))
 
     register_pages(app, web)
+    register_ticket_routes(app, web)
     publish_access(app.routes)
     app.add_middleware(Gatekeeper, web=web, fastapi_app=app)
     return app

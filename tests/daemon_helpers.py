@@ -51,6 +51,9 @@ TOKENS = {
     "admin": "tok-admin-ada",
 }
 USERS = {"marketing": "ann", "security": "sam", "ops": "olly", "auditor": "ivy", "admin": "ada"}
+# the programs' API accounts (an e-Host kiosk, a casino-app integration): a token, no password
+DEVICE_TOKENS = {"kiosk": "tok-kiosk-ehost-01", "app": "tok-app-casino"}
+DEVICE_USERS = {"kiosk": "ehost-01", "app": "casino-app"}
 
 # Real argon2id hashes, with small costs: the production defaults of `hash_secret` take
 # ~0.4 s per check on a CI box, and every fresh app checks each token once.  The format
@@ -64,6 +67,7 @@ def cheap_hash(secret: str) -> str:
 
 
 _HASHES = {role: (cheap_hash(f"pw-{role}"), cheap_hash(tok)) for role, tok in TOKENS.items()}
+_DEVICE_HASHES = {role: cheap_hash(tok) for role, tok in DEVICE_TOKENS.items()}
 
 
 def card(n: int) -> str:
@@ -83,12 +87,14 @@ def floor_config(
     slots: int = SLOT_QUOTA,
     tables: int = TABLE_QUOTA,
     claim_seconds: int = CLAIM_SECONDS,
+    extra: str = "",
 ) -> Config:
     """A complete config (every value an ordinary config key) with an explicit floor.
 
     Machines M01..M08 are on the Main Floor in banks B1 (M01-M04) and B2 (M05-M08),
     M09-M10 in the Salon Prive; tables T1, T2 are in the Pit.  The idle limit is an
-    hour so players seated at noon stay active while a test moves its clock.
+    hour so players seated at noon stay active while a test moves its clock.  `extra` is
+    more TOML (ticket programs and draws, say), appended before the users.
     """
     machines = "\n".join(
         f'[[floor.machines]]\nid = "M{i:02d}"\n'
@@ -104,6 +110,10 @@ def floor_config(
         f'[[users]]\nname = "{USERS[role]}"\nrole = "{role}"\n'
         f"password_hash = '{pw}'\napi_token_hash = '{tok}'\n"
         for role, (pw, tok) in _HASHES.items()
+    )
+    users += "".join(  # kiosk and app: an API token only
+        f'\n[[users]]\nname = "{DEVICE_USERS[role]}"\nrole = "{role}"\napi_token_hash = \'{tok}\'\n'
+        for role, tok in _DEVICE_HASHES.items()
     )
     http = f'metrics_token = "{metrics_token}"\n' if metrics_token else ""
     text_ = f"""
@@ -136,7 +146,7 @@ promotion = "{PROMOTION}"
 starts = "2026-04-25T12:00:00+02:00"
 quotas = {{ slots = {slots}, tables = {tables} }}
 claim_seconds = {claim_seconds}
-
+{extra}
 {users}
 [logging]
 format = "json"
@@ -202,7 +212,7 @@ def client_for(service: Service, cfg: Config) -> httpx.AsyncClient:
 
 
 def auth(role: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {TOKENS[role]}"}
+    return {"Authorization": f"Bearer {TOKENS.get(role) or DEVICE_TOKENS[role]}"}
 
 
 class Handheld:

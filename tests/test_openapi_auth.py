@@ -4,8 +4,10 @@ Each operation carries the roles its Guard admits (`x-roles`, from the one table
 raps.auth) or `x-public`.  For every non-public operation: a caller with no credentials
 is refused (401, or a redirect to the login page for a page), and a caller of every role
 not listed is refused with 403 — signed in on a page (cookie and CSRF token) and with a
-bearer token alike; a listed role gets past the check.  The public set is exactly
-health, readiness, metrics and the login page (with its own stylesheet and script).
+bearer token alike; a listed role gets past the check.  The kiosk and app roles have a
+bearer token only: they cannot sign in on the pages, and no staff route admits them.  The
+public set is exactly health, readiness, metrics and the login page (with its own
+stylesheet and script).
 """
 
 from __future__ import annotations
@@ -17,8 +19,17 @@ from typing import Any
 import httpx
 import pytest
 
-from raps.config import ROLES
-from tests.daemon_helpers import SESSION, TOKENS, Clock, floor_config, running_service
+from raps.auth import STAFF, Passwords
+from raps.config import DEVICE_ROLES, ROLES, STAFF_ROLES
+from tests.daemon_helpers import (
+    DEVICE_TOKENS,
+    DEVICE_USERS,
+    SESSION,
+    TOKENS,
+    Clock,
+    floor_config,
+    running_service,
+)
 from tests.web_helpers import serving, sign_in
 
 pytestmark = pytest.mark.asyncio
@@ -32,6 +43,11 @@ PUBLIC = {
     ("get", "/static/public/{name}"),
 }
 STATE_CHANGING_ROLES = {"marketing", "admin"}
+# the only state-changing routes a device may call: its own ticket entries
+DEVICE_WRITES = {
+    ("post", "/api/tickets/kiosk/entries"): {"kiosk"},
+    ("post", "/api/tickets/app/entries"): {"app"},
+}
 
 
 def fill(path: str) -> str:
@@ -51,9 +67,11 @@ async def call(c: httpx.AsyncClient, method: str, url: str) -> httpx.Response:
 async def clients(url: str) -> AsyncIterator[dict[str, httpx.AsyncClient]]:
     out = {"anonymous": httpx.AsyncClient(base_url=url)}
     for role in ROLES:
+        token = {**TOKENS, **DEVICE_TOKENS}[role]
         out[f"bearer:{role}"] = httpx.AsyncClient(
-            base_url=url, headers={"Authorization": f"Bearer {TOKENS[role]}"}
+            base_url=url, headers={"Authorization": f"Bearer {token}"}
         )
+    for role in STAFF_ROLES:  # kiosk and app cannot sign in on the pages
         out[f"cookie:{role}"] = c = httpx.AsyncClient(base_url=url)
         await sign_in(c, role)
     try:
@@ -83,7 +101,9 @@ async def test_every_non_public_endpoint_refuses_strangers_and_wrong_roles(
                         continue
                     roles = set(op["x-roles"])
                     assert roles and roles <= set(ROLES), where
-                    if method != "get":
+                    if (method, path) in DEVICE_WRITES:
+                        assert roles == DEVICE_WRITES[(method, path)], where
+                    elif method != "get":
                         assert roles <= STATE_CHANGING_ROLES | {"security", "ops", "auditor"}
                     target = fill(path)
 
@@ -95,7 +115,7 @@ async def test_every_non_public_endpoint_refuses_strangers_and_wrong_roles(
                         assert r.status_code == 401, (where, r.status_code)
 
                     for role in sorted(set(ROLES) - roles):
-                        for how in ("cookie", "bearer"):
+                        for how in ("cookie", "bearer") if role in STAFF_ROLES else ("bearer",):
                             r = await call(cs[f"{how}:{role}"], method, target)
                             assert r.status_code == 403, (where, how, role, r.status_code)
 
@@ -131,3 +151,27 @@ async def test_the_roles_in_the_document_are_the_table_in_the_code(tmp_path: Pat
     assert roles("get", "/ops") == ["admin", "ops"]
     assert roles("get", "/api/admin/config") == ["admin"]
     assert paths["/handheld"]["get"]["x-page"] is True
+
+
+async def test_kiosk_and_app_accounts_have_no_staff_route_and_no_page_sign_in(
+    tmp_path: Path,
+) -> None:
+    """The device roles get routes of their own (a later step); no staff route admits
+    them: their tokens are known (403, not 401), and they cannot sign in on the pages,
+    not even with their token as the secret."""
+    cfg = floor_config(f"sqlite:///{tmp_path / 'raps.db'}", tmp_path)
+    assert set(Passwords(cfg.users).users) == {u.name for u in cfg.users if u.role in STAFF}
+    async with (
+        running_service(cfg, Clock()) as service,
+        serving(service, cfg) as (url, _),
+        httpx.AsyncClient(base_url=url) as c,
+    ):
+        for role in DEVICE_ROLES:
+            bearer = {"Authorization": f"Bearer {DEVICE_TOKENS[role]}"}
+            for path in ("/api/me", "/api/sessions", "/api/pools", "/openapi.json", "/"):
+                r = await c.get(path, headers=bearer)
+                assert r.status_code == 403, (role, path, r.status_code)
+                assert f"role {role} may not do this" in r.text
+            login = {"user": DEVICE_USERS[role], "secret": DEVICE_TOKENS[role]}
+            r = await c.post("/login", json=login)
+            assert r.status_code == 401 and "set-cookie" not in r.headers
