@@ -246,6 +246,29 @@ async def test_restart_keeps_every_credit_and_entry_exactly_once(
         assert service.tickets.ledger.entries(BIN) == [(c, 5)]
 
 
+async def test_restart_from_a_floor_snapshot_keeps_points_toward_the_next_ticket(
+    db_url: str, tmp_path: Path
+) -> None:
+    cfg = floor_config(db_url, tmp_path, extra=TICKETS)
+    clock = Clock()
+    ev = Events(NOON)
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as client:
+        env = Env(cfg, clock, service, client, ev)
+        c = seat(env, 1, "M01", points=70)  # 1 ticket, 20 points toward the next
+        await service.snapshot_floor()
+        service.ingest([ev.game("M01", wager=1000) for _ in range(10)], source="test")
+        await service.flush_events()  # 80 points: still 1 ticket, 30 toward the next
+        before = await ticket_records(env)
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as client:
+        env = Env(cfg, clock, service, client, ev)
+        assert await ticket_records(env) == before
+        got = (await client.get(f"/api/tickets/players/{c}", headers=auth("kiosk"))).json()
+        [draw] = got["draws"]
+        assert draw["points"] == 80.0 and draw["points_to_next_ticket"] == 20.0
+        service.ingest([ev.game("M01", wager=1000) for _ in range(20)], source="test")
+        assert (await kiosk(env, c, "after")).json()["tickets"] == 4  # 2 + 2 complimentary
+
+
 async def test_an_entry_the_journal_refuses_is_503_and_the_retry_enters_once(env: Env) -> None:
     c = seat(env, 1, "M01", points=60)
     await reject_journal_writes(env.service)
