@@ -5,8 +5,9 @@
 
 What it writes, next to this file:
 
-- raps-floor-ingest.json, raps-pools.json, raps-draws.json, raps-service.json: Grafana
-  dashboards, built with grafana-foundation-sdk (pinned `1769699379!11.6.0`).
+- raps-floor-ingest.json, raps-pools.json, raps-draws.json, raps-tickets.json,
+  raps-service.json: Grafana dashboards, built with grafana-foundation-sdk (pinned
+  `1769699379!11.6.0`).
 - prometheus/alerts_test.yml: `promtool test rules` cases for prometheus/alerts.yml. The
   cases (series, times, expected labels and values) are in raps_dashboards/alert_cases.py;
   the expected annotations are rendered from alerts.yml itself, so a runbook edit needs
@@ -20,12 +21,13 @@ that every metric used exists in a real daemon's /metrics.
 
 This file is the entry point: it knows the files and runs the command line. What goes
 in them is the package raps_dashboards/ next to it: panels.py the shared helpers, one
-module a dashboard (floor_ingest.py, pools.py, draws.py, service.py), alert_cases.py and
-alerts_tests.py the alert rule tests. The package is imported from this file's folder,
-which is why that folder is appended to sys.path before the imports below: Python puts it
-first itself when this file runs as a script, but not when the file is loaded by its path
-(as tests/test_dashboards.py does, under the name raps_dashboards_generate). Appended, it
-shadows no installed module; inside the package the modules import each other relatively.
+module a dashboard (floor_ingest.py, pools.py, draws.py, tickets.py, service.py),
+alert_cases.py and alerts_tests.py the alert rule tests. The package is imported from
+this file's folder, which is why that folder is appended to sys.path before the imports
+below: Python puts it first itself when this file runs as a script, but not when the file
+is loaded by its path (as tests/test_dashboards.py does, under the name
+raps_dashboards_generate). Appended, it shadows no installed module; inside the package
+the modules import each other relatively.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pathlib import Path
 sys.path.append(str(Path(__file__).resolve().parent))  # for raps_dashboards (see above)
 
 from grafana_foundation_sdk.models import dashboard as dm
-from raps_dashboards import alerts_tests, draws, floor_ingest, panels, pools, service
+from raps_dashboards import alerts_tests, draws, floor_ingest, panels, pools, service, tickets
 
 HERE = Path(__file__).resolve().parent
 ALERTS = HERE / "prometheus" / "alerts.yml"
@@ -48,6 +50,7 @@ DASHBOARDS: dict[str, Callable[[], dm.Dashboard]] = {
     "raps-floor-ingest.json": floor_ingest.build,
     "raps-pools.json": pools.build,
     "raps-draws.json": draws.build,
+    "raps-tickets.json": tickets.build,
     "raps-service.json": service.build,
 }
 

@@ -17,8 +17,10 @@ from prometheus_client import (
     generate_latest,
 )
 
+from selector.events import Tier
 from selector.records import Record
 from selector.session import DrawSession
+from selector.tickets import Cause, Channel, RefusalReason
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -171,9 +173,6 @@ class Metrics:
         Ticket refusals exist for every reason from the start; the per-bin ticket series
         for every bin in `ticket_bins` (the plan's bin ids), each cause, channel and tier.
         """
-        from selector.events import Tier  # (may move to the module top with the others)
-        from selector.tickets import Cause, Channel, RefusalReason
-
         for pool in ("slots", "tables"):
             for result in ("picked", "no_eligible"):
                 self.draws.labels(pool, result)

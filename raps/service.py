@@ -106,7 +106,7 @@ class Service:
         self._listeners: set[asyncio.Queue[str]] = set()
         # sessions whose last commit failed: the journal, not memory, decides their state
         self._needs_resync: set[str] = set()
-        metrics.start_at_zero()
+        metrics.start_at_zero(sorted(self.tickets.plan.bins))
 
     # ------------------------------------------------------------------ startup
 
@@ -251,6 +251,9 @@ class Service:
         snap["tickets"] = self.tickets.snapshot(self.clock().timestamp())
         last = self._event_seq
         seen = list(self._seen_order)
+        # the snapshot holds points whose ticket credits are not journaled yet, and a
+        # restart replays only what follows it: journal those credits before saving it
+        await self.tickets.sync()
         await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap, seen)
 
     async def probe_storage(self, timeout: float = 2.0) -> bool:

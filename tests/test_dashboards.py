@@ -9,7 +9,8 @@ Without a Grafana server, the dashboards are checked offline:
 - the alert rules pass `promtool check rules` and their unit tests (`promtool test rules`),
   and the example scrape config passes `promtool check config`;
 - every metric a dashboard or rule uses is in the /metrics of a real `raps run` daemon that
-  has run a draw session (labelled series only appear once used);
+  has run a draw session and taken a kiosk's ticket entry (labelled series only appear once
+  used, but for those the daemon exports at 0 from its start);
 - docs/operations.md explains every panel and every alert.
 
 promtool comes from Debian's prometheus package: installed here when missing (as root),
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,6 +42,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from raps.config import hash_secret
+from selector.tickets import RefusalReason
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARDS = ROOT / "dashboards"
@@ -53,6 +55,7 @@ DASHBOARD_FILES = sorted(DASHBOARDS.glob("*.json"))
 VARIABLE_VALUES = {
     "site": "golden-horse",
     "promotion": "raps-golden-horse",
+    "bin": "metrics-draw",
     "datasource": "prometheus",
     "__interval": "5m",
     "__rate_interval": "1m",
@@ -261,6 +264,8 @@ def test_alert_rules_carry_runbooks() -> None:
         "RapsJournalWriteFailing",
         "RapsJournalWriteSlow",
         "RapsNotReady",
+        "RapsTicketRequestIdsReused",
+        "RapsTicketEntriesOutsideWindow",
     }
     rules = {rule["alert"]: rule for rule in alert_rules()}
     assert required <= set(rules)
@@ -309,7 +314,13 @@ def test_dashboards_load_with_the_foundation_sdk() -> None:
     from grafana_foundation_sdk.models import prometheus as pm
 
     register_default_plugins()
-    expected = {"raps-floor-ingest.json", "raps-pools.json", "raps-draws.json", "raps-service.json"}
+    expected = {
+        "raps-floor-ingest.json",
+        "raps-pools.json",
+        "raps-draws.json",
+        "raps-tickets.json",
+        "raps-service.json",
+    }
     assert {p.name for p in DASHBOARD_FILES} == expected
     uids = set()
     for path in DASHBOARD_FILES:
@@ -342,10 +353,11 @@ def test_dashboards_show_what_operations_asked_for() -> None:
         path.name: " ".join(e for _, e in dashboard_exprs(dashboard_json(path)))
         for path in DASHBOARD_FILES
     }
-    ingest, pools, draws, service = (
+    ingest, pools, draws, tickets, service = (
         exprs["raps-floor-ingest.json"],
         exprs["raps-pools.json"],
         exprs["raps-draws.json"],
+        exprs["raps-tickets.json"],
         exprs["raps-service.json"],
     )
     for needle in (
@@ -369,6 +381,15 @@ def test_dashboards_show_what_operations_asked_for() -> None:
         "raps_claim_seconds_bucket",
     ):
         assert needle in draws, needle
+    for metric, by in (
+        ("raps_tickets_credited_total", "bin, cause"),
+        ("raps_tickets_entered_total", "bin, channel"),
+        ("raps_ticket_entries_total", "bin, channel"),
+        ("raps_ticket_refusals_total", "reason"),
+        ("raps_ticket_bin_tickets", "bin, tier"),
+        ("raps_ticket_bin_players", "bin, tier"),
+    ):
+        assert re.search(rf"sum by \({by}\) \((increase\()?{metric}\{{", tickets), (metric, by)
     for needle in (
         "raps_process_cpu_seconds_total",
         "raps_process_resident_memory_bytes",
@@ -418,9 +439,18 @@ def test_metric_name_lexer() -> None:
 TZ = ZoneInfo("Africa/Johannesburg")
 
 
-def daemon_config(folder: Path, token: str) -> str:
-    """A small simulated floor on SQLite, embedded MQTT, two sessions (see raps/demo.py)."""
-    now = datetime.now(TZ).isoformat(timespec="seconds")
+TICKET_DRAW = "metrics-draw"
+
+
+def daemon_config(folder: Path, token: str, kiosk_token: str) -> str:
+    """A small simulated floor on SQLite, embedded MQTT, two sessions (see raps/demo.py),
+    a ticket draw whose entry window is open now and an e-Host kiosk."""
+    local_now = datetime.now(TZ).replace(microsecond=0)
+    now = local_now.isoformat(timespec="seconds")
+
+    def at(hours: float) -> str:
+        return (local_now + timedelta(hours=hours)).isoformat(timespec="seconds")
+
     token_hash = hash_secret(token)
     sessions = "".join(
         f"""
@@ -466,11 +496,33 @@ name = "Metrics test promotion"
 threshold_points = 1
 window = {{ start = "00:00", end = "24:00" }}
 {sessions}
+[[ticket_programs]]
+id = "metrics-tickets"
+promotion = "metrics-test"
+rates = {{ ten = 1, jack = 1, queen = 1, king = 1, ace = 1 }}
+complimentary = {{ ten = 1, jack = 2, queen = 3, king = 4, ace = 5 }}
+
+[ticket_programs.period]
+kind = "fixed_start_to_draw"
+start = "{at(-24)}"
+
+[[ticket_draws]]
+id = "{TICKET_DRAW}"
+program = "metrics-tickets"
+at = "{at(6)}"
+opens = "{at(-1)}"
+closes = "{at(5)}"
+
 [[users]]
 name = "ops-test"
 role = "marketing"
 password_hash = "{token_hash}"
 api_token_hash = "{token_hash}"
+
+[[users]]
+name = "ehost-test"
+role = "kiosk"
+api_token_hash = "{hash_secret(kiosk_token)}"
 
 [logging]
 format = "json"
@@ -509,11 +561,13 @@ def scrape(client: httpx.Client) -> str:
 
 @pytest.fixture(scope="module")
 def daemon_metrics(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """/metrics of `raps run` after a draw session: every outcome, an expired claim."""
+    """/metrics of `raps run` after a draw session (every outcome, an expired claim) and a
+    kiosk's ticket entry (credits, an entry, a refusal, the bin's gauges)."""
     folder = tmp_path_factory.mktemp("raps-metrics")
     token = secrets.token_urlsafe(24)
+    kiosk_token = secrets.token_urlsafe(24)
     config = folder / "raps.toml"
-    config.write_text(daemon_config(folder, token))
+    config.write_text(daemon_config(folder, token, kiosk_token))
     ready = folder / "ready.json"
     log = (folder / "daemon.log").open("w+")
     proc = subprocess.Popen(
@@ -559,10 +613,16 @@ def daemon_metrics(tmp_path_factory: pytest.TempPathFactory) -> str:
             quick = Handheld(client, "quick-claims")
             quick.call("open")
             quick.draw("slots")  # its 0.5 s claim window runs out: an expired claim timer
-            deadline = time.monotonic() + 10
+            enter_tickets(url, kiosk_token)
+            deadline = time.monotonic() + 15
             text = scrape(client)
-            while 'raps_claim_timer_total{result="expired"}' not in text:
-                assert time.monotonic() < deadline, "the claim timer never expired"
+            while (
+                'raps_claim_timer_total{result="expired"}' not in text
+                or "raps_ticket_bin_tickets{" not in text  # the gauges refresh every 5 s
+            ):
+                assert time.monotonic() < deadline, (
+                    "the claim timer never expired, or the ticket bin gauges never appeared"
+                )
                 time.sleep(0.2)
                 text = scrape(client)
             return text
@@ -574,6 +634,29 @@ def daemon_metrics(tmp_path_factory: pytest.TempPathFactory) -> str:
             proc.kill()
             proc.wait()
         log.close()
+
+
+def enter_tickets(url: str, kiosk_token: str) -> None:
+    """A kiosk enters the first eligible card of the simulated directory (complimentary
+    tickets for every tier, so its first entry has tickets), and names a draw that does
+    not exist once."""
+    with httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {kiosk_token}"}, timeout=30
+    ) as kiosk:
+
+        def post(n: int, card: str, draw: str = TICKET_DRAW) -> httpx.Response:
+            body = {"request_id": f"metrics-{n}", "card": card, "draw": draw}
+            return kiosk.post("/api/tickets/kiosk/entries", json=body)
+
+        # the simulator's card numbers (raps.floorsim); some are excluded or unknown
+        cards = [f"{6_000_000_000 + i * 7919 % 1_000_000_000:010d}" for i in range(40)]
+        answers = [post(n, c) for n, c in enumerate(cards[:1])]
+        for n, c in enumerate(cards[1:], start=1):
+            if answers[-1].status_code == 200:
+                break
+            answers.append(post(n, c))
+        assert answers[-1].status_code == 200, [(a.status_code, a.text) for a in answers]
+        assert post(999, cards[0], draw="no-such-draw").status_code == 404
 
 
 def exported_names(text: str) -> set[str]:
@@ -613,8 +696,14 @@ def test_daemon_metrics_have_samples_for_the_draws(daemon_metrics: str) -> None:
         "raps_process_cpu_seconds_total",
         "raps_process_start_time_seconds",
         "raps_ready",
+        "raps_tickets_credited_total",
+        "raps_tickets_entered_total",
+        "raps_ticket_entries_total",
+        "raps_ticket_refusals_total",
+        "raps_ticket_bin_tickets",
+        "raps_ticket_bin_players",
     ):
-        assert name in names, f"{name} has no sample after a draw session"
+        assert name in names, f"{name} has no sample after a draw session and a ticket entry"
     outcomes = {
         dict(labels)["outcome"] for name, labels in samples if name == "raps_picks_resolved_total"
     }
@@ -627,6 +716,12 @@ def test_daemon_metrics_have_samples_for_the_draws(daemon_metrics: str) -> None:
     }
     assert "slots" in claim_pools, "the verified slots pick left no claim time"
     assert ("raps_ready", ()) in samples
+    # every refusal reason is exported from the start (RapsTicketRequestIdsReused and
+    # RapsTicketEntriesOutsideWindow need the first one counted)
+    reasons = {dict(labels)["reason"] for n, labels in samples if n == "raps_ticket_refusals_total"}
+    assert reasons == {r.value for r in RefusalReason}, reasons
+    entries = {dict(labels)["bin"] for n, labels in samples if n == "raps_ticket_entries_total"}
+    assert entries == {TICKET_DRAW}, entries
 
 
 def test_every_metric_used_exists_in_the_daemon(daemon_metrics: str) -> None:

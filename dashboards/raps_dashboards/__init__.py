@@ -2,7 +2,7 @@
 
 - panels: the shared panel, variable and dashboard helpers (every query filters on the
   `site` label), and the JSON encoding of a dashboard;
-- floor_ingest, pools, draws, service: one dashboard each (its `build()` returns it);
+- floor_ingest, pools, draws, tickets, service: one dashboard each (its `build()` returns it);
 - alert_cases: the `promtool test rules` cases of prometheus/alerts.yml;
 - alerts_tests: renders those cases, with the expected annotations, as alerts_test.yml.
 

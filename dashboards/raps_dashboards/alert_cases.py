@@ -37,6 +37,7 @@ T0 = "1700000000"
 APPLIED, REJECTED = "raps_events_ingested_total", "raps_events_rejected_total"
 POOL = "raps_pool_eligible_players"
 LAST_EVENT = "raps_source_last_event_timestamp_seconds"
+REFUSED, ENTRIES = "raps_ticket_refusals_total", "raps_ticket_entries_total"
 
 
 def series(metric: str, site: str, **labels: str) -> str:
@@ -222,6 +223,38 @@ ALERT_CASES: tuple[AlertCase, ...] = (
         quiet_at=("3m",),
         fires_at="10m",
         fires=(Fires({"site": "golden-horse"}, 0.975),),
+    ),
+    AlertCase(
+        "RapsTicketRequestIdsReused",
+        "golden-horse's kiosk reuses request ids at 10m and 11m (the counter is exported at "
+        "0 from the start); silver-sands refuses many entries, none for a reused id. Quiet "
+        "again once the reuses are 15m old.",
+        {
+            series(REFUSED, GH, reason="request_id_reused"): "0x9 1 2 2x25",
+            series(REFUSED, GH, reason="nothing_to_enter"): "0+1x35",
+            series(REFUSED, SS, reason="request_id_reused"): "0x35",
+            series(REFUSED, SS, reason="nothing_to_enter"): "0+5x35",
+        },
+        quiet_at=("5m", "30m"),
+        fires_at="12m",
+        fires=(Fires({"site": "golden-horse"}, 2.0),),
+    ),
+    AlertCase(
+        "RapsTicketEntriesOutsideWindow",
+        "golden-horse refuses 3 entries a minute as outside the window and enters none "
+        "(no entries series at all); silver-sands refuses 1 a minute at a window's end "
+        "while entering 10 a minute; river-view refuses only 3 in all.",
+        {
+            series(REFUSED, GH, reason="outside_entry_window"): "0+3x40",
+            series(REFUSED, SS, reason="outside_entry_window"): "0+1x40",
+            series(ENTRIES, SS, bin="sat", channel="kiosk"): "0+6x40",
+            series(ENTRIES, SS, bin="sat", channel="app"): "0+4x40",
+            series(REFUSED, RV, reason="outside_entry_window"): "0x10 1 2 3 3x27",
+            series(ENTRIES, RV, bin="evening", channel="kiosk"): "0x40",
+        },
+        quiet_at=("10m",),
+        fires_at="16m",
+        fires=(Fires({"site": "golden-horse"}, 1.0),),
     ),
     AlertCase(
         "RapsNotReady",

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from raps.chain import Entry, Head
 from raps.logs import get_logger
@@ -100,6 +101,7 @@ class TicketDesk:
         self._lock = lock
         self._flush_floor_log = flush_floor_log
         self._promotion = {b.bin_id: b.program.promotion_id for b in plan.bins.values()}
+        self._zone = ZoneInfo(plan.tz)
         # records taken from the ledger, not yet committed, with their local sequence
         self._pending: list[tuple[int, TicketRecord, Actor]] = []
         self._taken = 0
@@ -213,6 +215,7 @@ class TicketDesk:
         Raises TicketRefused (nothing recorded) or TicketsUnavailable (retry: the same
         request id gives the same entry once it is committed).
         """
+        at = at.astimezone(self._zone)  # records and receipts read in site time
         got = self.ledger.enter(
             card, draw, channel, request_id, at, self.standing(card, app_registered)
         )
@@ -260,9 +263,9 @@ class TicketDesk:
             if self._durable >= upto:
                 return  # another caller's commit carried these records
             self._take()
-            await self._flush_floor_log()
             batch = list(self._pending)
             try:
+                await self._flush_floor_log()
                 entries = await self.journal.append(
                     [self._journal_record(r, a) for _, r, a in batch]
                 )
