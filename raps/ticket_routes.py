@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
 from raps.auth import APPS, KIOSKS, READERS, TICKET_DESKS, TICKET_VIEWERS
@@ -34,11 +34,17 @@ _NOT_FOUND = frozenset({"unknown_draw", "unknown_player"})
 
 
 class EntryBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422, not ignored
+
     request_id: str = Field(min_length=1, max_length=128)
     card: str = Field(min_length=1, max_length=64)
     draw: str = Field(min_length=1, max_length=128, description="a draw id or a bin id")
-    # the app integration knows whether its member is registered; a kiosk asks the member
-    app_registered: bool = False
+
+
+class AppEntryBody(EntryBody):
+    # the app integration knows its member is registered on the app: app-bonus tickets.
+    # A kiosk cannot say so (the member's word is no proof), so its body has no such field.
+    app_registered: bool = True
 
 
 def _card(card: str) -> str:
@@ -151,8 +157,9 @@ def register_ticket_routes(app: FastAPI, web: WebContext) -> None:
     async def enter(body: EntryBody, actor: Actor, channel: Channel) -> dict[str, Any]:
         card = _card(body.card)
         replayed = desk.has_request(body.request_id)
+        registered = isinstance(body, AppEntryBody) and body.app_registered
         result = await desk.enter(
-            card, body.draw, channel, body.request_id, actor, service.clock(), body.app_registered
+            card, body.draw, channel, body.request_id, actor, service.clock(), registered
         )
         return receipt_view(service, result, replayed)
 
@@ -162,7 +169,7 @@ def register_ticket_routes(app: FastAPI, web: WebContext) -> None:
         return await enter(body, actor, Channel.KIOSK)
 
     @app.post("/api/tickets/app/entries", tags=["tickets"])
-    async def app_entry(body: EntryBody, actor: App) -> dict[str, Any]:
+    async def app_entry(body: AppEntryBody, actor: App) -> dict[str, Any]:
         """The casino app enters a member's tickets; only while the member plays (000 rule 7)."""
         return await enter(body, actor, Channel.APP)
 

@@ -206,6 +206,10 @@ async def test_the_app_enters_only_for_a_player_playing_now(env: Env) -> None:
     body = {"request_id": "x", "card": c, "draw": DRAW}
     r = await env.client.post("/api/tickets/kiosk/entries", json=body, headers=auth("app"))
     assert r.status_code == 403
+    # a kiosk cannot claim the app bonus for a member: the field is not the kiosk's
+    claim = {**body, "app_registered": True}
+    r = await env.client.post("/api/tickets/kiosk/entries", json=claim, headers=auth("kiosk"))
+    assert r.status_code == 422
 
 
 async def test_am_i_qualified_shows_points_to_the_next_ticket(env: Env) -> None:
