@@ -60,7 +60,8 @@ class PointsCell:
     The floor only reads lo, hi and room: while an event's epoch lies in [lo, hi) and its
     milli-points stay below room, it subtracts them from room instead of calling the sink
     (a call per game would cost a fifth of the event budget).  The sink sets lo, hi and
-    room, and keeps its own bookkeeping in granted and scope, which the floor never touches.
+    room (lowering hi retires a cell: its holder calls at the next point), and keeps its
+    own bookkeeping in granted and scope, which the floor never touches.
     """
 
     __slots__ = ("card", "granted", "hi", "lo", "room", "scope")
@@ -172,7 +173,8 @@ class Floor:
     ) -> None:
         """`points_sink(cell, epoch, milli, event_id)` sees every point credited, inside a
         qualifying window or not (the ticket ledger's feed), but for what the player's
-        PointsCell lets the floor keep back; None costs nothing."""
+        PointsCell lets the floor keep back, and 0 points at a directory update (so that a
+        card's cell is ready before its first game); None costs nothing."""
         if idle_seconds <= 0:
             raise ValueError("idle_seconds must be positive")
         self.layout = layout
@@ -596,6 +598,7 @@ class Floor:
             exclusions=ev.exclusions or _NO_EXCLUSIONS,  # one shared empty set: memory
             block_reason=ev.block_reason,
         )
+        self._sink_points(p, ev.epoch, 0, ev.event_id)  # the cell is readied off the game path
         self._evaluate(p)
         return None
 

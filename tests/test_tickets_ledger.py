@@ -386,7 +386,8 @@ def test_a_plain_sink_that_leaves_the_room_at_zero_sees_every_point() -> None:
     floor.apply(ev.card_in("M01", "C1"))
     floor.apply_many([ev.game("M01", wager=500) for _ in range(3)])
     floor.apply(ev.game("M02", wager=500))  # uncarded: no points
-    assert [(c, m) for c, _, m, _ in seen] == [("C1", 500)] * 3
+    # the directory entry offers 0 points (to ready the cell), then every game's points
+    assert [(c, m) for c, _, m, _ in seen] == [("C1", 0)] + [("C1", 500)] * 3
 
 
 def test_a_cards_very_first_points_on_a_ticket_boundary_credit_it_there() -> None:
@@ -398,6 +399,23 @@ def test_a_cards_very_first_points_on_a_ticket_boundary_credit_it_there() -> Non
     floor.apply(ev.player("C2", tier=Tier.JACK))
     floor.apply(ev.points("C2", 50))
     assert [(r.card, r.bin_id, r.tickets) for r in ledger.take_records()] == [("C2", SAT, 1)]
+
+
+def test_a_card_known_from_the_directory_earns_without_a_call_until_its_boundary() -> None:
+    calls: list[int] = []
+    floor, ledger = ledger_floor(gold_reef_plan())
+
+    def counting(cell: PointsCell, epoch: float, milli: int, event_id: str) -> None:
+        calls.append(milli)
+        ledger.points_sink(cell, epoch, milli, event_id)
+
+    floor._points_sink = counting
+    ev = Events(at(DAY, 9))
+    floor.apply(ev.player("C1", tier=Tier.KING))
+    floor.apply(ev.card_in("M01", "C1"))
+    floor.apply_many([ev.game("M01", wager=1000) for _ in range(50)])  # 50 points
+    assert calls == [0, 1000]  # the directory entry, then the game reaching 50 points
+    assert ledger.credited_from_points("C1", SAT) == 1
 
 
 def test_an_event_outside_every_period_costs_the_floor_no_call() -> None:
@@ -424,6 +442,10 @@ def test_a_new_floors_cell_takes_over_what_the_old_one_kept_back() -> None:
     assert ledger.points_milli("C1", SAT) == 40_000
     ledger.points_sink(new, at(DAY, 9, 5).timestamp(), 10_000, "e2")
     assert ledger.points_milli("C1", SAT) == 50_000 and ledger.credited("C1", SAT) == 1
+    assert old.hi == float("-inf")  # retired: its holder calls at the next point
+    new.room -= 5_000
+    ledger.points_sink(old, at(DAY, 9, 6).timestamp(), 1_000, "e3")  # both cells' points count
+    assert ledger.points_milli("C1", SAT) == 56_000
 
 
 def test_restart_restores_the_points_toward_tickets_with_the_floor() -> None:

@@ -8,12 +8,12 @@ intervals an event counts for is fixed.
 
 A call per game would cost a fifth of the floor's event budget, so `feed` sets the
 card's cell (selector.floor.PointsCell, which the floor's player is): the segment
-[lo, hi) and the room left before the card's next possible ticket boundary in any group.
-The floor subtracts points from the room inline and calls again only past the boundary
-or the segment; `feed` first takes in what the floor kept back.  An event outside every interval
-gets (almost) unbounded room.  The tier is asked for only at boundaries, where the
-bins are settled: boundaries are multiples of the gcd of the group's divisors, so no
-tier's ticket is ever skipped.
+[lo, hi) and the room left before the card's next possible ticket boundary in any
+group.  The floor subtracts points from the room inline and calls again only past the
+boundary or the segment; `feed` first takes in what the floor kept back.  An event
+outside every interval gets (almost) unbounded room.  The tier is asked for only at
+boundaries, where the bins are settled: boundaries are multiples of the gcd of the
+group's divisors, so no tier's ticket is ever skipped.
 
 Totals are never copied when time passes the end of an interval: the group appends a
 layer, and a card missing from the newest layer has the total of its newest earlier
@@ -144,8 +144,11 @@ class PointsAccrual:
                 cell.granted = self._first
                 cell.room = self._first - milli
                 return
-        elif known is not cell:  # a new floor's cell for the card: take the old one's points
+        elif known is not cell:  # another cell for the card (a new floor): take both in
             self._take_kept(known, epoch, event_id, tier)
+            known.hi = -inf  # retired: whoever holds it calls at its next point
+            if cell.granted != cell.room:
+                self._take_kept(cell, epoch, event_id, tier)
             self.cells[card] = cell
         elif cell.granted != cell.room:
             if cell.scope is self._entries and self._lo <= epoch < self._hi:
