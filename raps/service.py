@@ -131,14 +131,14 @@ class Service:
 
     async def _restore_floor(self) -> int:
         snap = await self.floorlog.latest_snapshot()
-        if snap is not None:
-            self._event_seq, body, seen = snap
-            self.floor.restore(body)
-            self.tickets.restore_points(body.get("tickets"))
-            for event_id in seen:  # a publisher replaying old messages is still deduped
-                self._remember(event_id)
         # credits and entries are journaled; the tail's points credit only what is not
         await self.tickets.restore_records()
+        if snap is not None:
+            self._event_seq, body, seen = snap
+            self.tickets.restore_points(body.get("tickets"))  # before the floor's cells
+            self.floor.restore(body)
+            for event_id in seen:  # a publisher replaying old messages is still deduped
+                self._remember(event_id)
         replayed = 0
         async for chunk in self.floorlog.events_after(self._event_seq):
             events = [ev for _, ev in chunk]
