@@ -3,8 +3,8 @@
 Every credit and every entry the ledger makes is a record; the desk chains them into
 the site's journal, one stream per bin (`session_id` "tickets:<bin>"), and answers a
 kiosk or the app only once its entry's record is committed.  Points credits cite the
-floor event that earned them, so the floor log is flushed first: a journaled credit
-never names an event a crash could take back.
+floor event that earned them, so a write that holds one flushes the floor log first: a
+journaled credit never names an event a crash could take back.
 
 Concurrent entries share commits: each caller takes the journal lock and writes
 whatever is pending, so under load many receipts ride on one commit.  A failed commit
@@ -37,6 +37,7 @@ from selector.floor import Floor, PointsSink
 from selector.records import Actor, Record
 from selector.session import DrawSession
 from selector.tickets import (
+    Cause,
     Channel,
     DrawStatus,
     PlayerStanding,
@@ -57,6 +58,11 @@ LEDGER_ACTOR = Actor.system("tickets")
 def stream_of(bin_id: str) -> str:
     """The journal stream (its `session_id` column) of one bin's records."""
     return STREAM_PREFIX + bin_id
+
+
+def _cites_floor_events(rec: TicketRecord) -> bool:
+    """A points credit names the floor event that earned it: the floor log goes first."""
+    return isinstance(rec, TicketsCredited) and rec.cause is Cause.POINTS
 
 
 class TicketRefused(Exception):
@@ -109,6 +115,8 @@ class TicketDesk:
         # an entry's journal entry, by request id: receipts print its code
         self._written: dict[str, Entry] = {}
         self._receipts: dict[str, TicketsEntered] = {}
+        self._tally: dict[str, dict[str, list[int]]] | None = None  # see _tallies
+        self._entrants: dict[str, set[str]] = {}
         self.skipped: Counter[str] = Counter()  # journaled records the plan no longer has
         self.log = get_logger(component="tickets")
 
@@ -265,7 +273,8 @@ class TicketDesk:
             self._take()
             batch = list(self._pending)
             try:
-                await self._flush_floor_log()
+                if any(_cites_floor_events(r) for _, r, _ in batch):
+                    await self._flush_floor_log()
                 entries = await self.journal.append(
                     [self._journal_record(r, a) for _, r, a in batch]
                 )
@@ -291,6 +300,7 @@ class TicketDesk:
             if isinstance(rec, TicketsEntered):
                 self._written[rec.request_id] = entry
                 self._receipts[rec.receipt_no] = rec
+                self._count_entry(rec)
                 m.tickets_entered.labels(rec.bin_id, rec.channel.value).inc(rec.tickets)
                 m.ticket_entries.labels(rec.bin_id, rec.channel.value).inc()
             else:
@@ -300,35 +310,53 @@ class TicketDesk:
 
     # -------------------------------------------------------------------- gauges
 
+    def _tallies(self) -> dict[str, dict[str, list[int]]]:
+        """Players and tickets entered per bin and tier ([players, tickets]): counted once
+        from the ledger after a start, then kept up to date by every committed entry, so
+        gauges and the handheld's polls cost nothing as bins grow."""
+        if self._tally is None:
+            self._tally = {b: {} for b in self.plan.bins}
+            self._entrants = {b: set() for b in self.plan.bins}
+            for bin_id in self.plan.bins:
+                for card, n in self.ledger.entries(bin_id):
+                    row = self._tally[bin_id].setdefault(self._tier_name(card), [0, 0])
+                    row[0] += 1
+                    row[1] += n
+                    self._entrants[bin_id].add(card)
+        return self._tally
+
+    def _tier_name(self, card: str) -> str:
+        tier = self._floor().tier_of(card)
+        return tier.value if tier is not None else "unknown"
+
+    def _count_entry(self, rec: TicketsEntered) -> None:
+        if self._tally is None:
+            return  # counted from the ledger when first asked
+        row = self._tally[rec.bin_id].setdefault(self._tier_name(rec.card), [0, 0])
+        entrants = self._entrants[rec.bin_id]
+        if rec.card not in entrants:  # the card's first entry in the bin
+            entrants.add(rec.card)
+            row[0] += 1
+        row[1] += rec.tickets
+
     def update_gauges(self) -> None:
         """Tickets and players per bin and tier, for the dashboards."""
         tickets = self.metrics.ticket_bin_tickets
         players = self.metrics.ticket_bin_players
-        for bin_id in self.plan.bins:
-            by_tier: Counter[str] = Counter()
-            heads: Counter[str] = Counter()
-            for card, n in self.ledger.entries(bin_id):
-                tier = self._floor().tier_of(card)
-                name = tier.value if tier is not None else "unknown"
-                by_tier[name] += n
-                heads[name] += 1
-            for name in by_tier:
-                tickets.labels(bin_id, name).set(by_tier[name])
-                players.labels(bin_id, name).set(heads[name])
+        for bin_id, rows in self._tallies().items():
+            for name, (heads, n) in rows.items():
+                tickets.labels(bin_id, name).set(n)
+                players.labels(bin_id, name).set(heads)
 
     def bin_summary(self, bin_id: str) -> dict[str, Any]:
         """Entries and tickets per tier in a bin (the handheld's draw view)."""
         b = self.plan.resolve(bin_id)
         if b is None:
             raise KeyError(bin_id)
-        by_tier: dict[str, dict[str, int]] = {}
-        for card, n in self.ledger.entries(b.bin_id):
-            tier = self._floor().tier_of(card)
-            row = by_tier.setdefault(
-                tier.value if tier else "unknown", {"players": 0, "tickets": 0}
-            )
-            row["players"] += 1
-            row["tickets"] += n
+        by_tier = {
+            name: {"players": heads, "tickets": n}
+            for name, (heads, n) in sorted(self._tallies()[b.bin_id].items())
+        }
         return {
             "bin_id": b.bin_id,
             "program_id": b.program.program_id,
