@@ -117,7 +117,7 @@ class TicketDesk:
         self._receipts: dict[str, TicketsEntered] = {}
         self._tally: dict[str, dict[str, list[int]]] | None = None  # see _tallies
         self._entrants: dict[str, set[str]] = {}
-        self.skipped: Counter[str] = Counter()  # journaled records the plan no longer has
+        self.skipped: Counter[str] = Counter()  # journaled records that would not restore, by bin
         self.log = get_logger(component="tickets")
 
     @property
