@@ -24,6 +24,11 @@ SEED_BYTES = 32
 BLOCK_BITS = 256
 POOL_PREFIX = b"raps-pool-v1\n"
 _PICK_PREFIX = b"raps-pick-v1"
+# Derivation v2 (weighted bins; docs/fairness.md): the digest is selector.bindigest's
+# Merkle-sum tree and the scaled value is a ticket in [0, total), not a position.
+DERIVATION_V1 = "raps-pick-v1"
+DERIVATION_V2 = "raps-pick-v2"
+_PICK_PREFIX_V2 = DERIVATION_V2.encode()
 
 
 def commitment(seed: bytes) -> str:
@@ -38,10 +43,12 @@ def pool_digest(cards: Sequence[str]) -> str:
     return hashlib.sha256(POOL_PREFIX + "\n".join(cards).encode("utf-8")).hexdigest()
 
 
-def pick_message(session_id: str, pick_number: int, attempt: int, digest: str) -> bytes:
+def pick_message(
+    session_id: str, pick_number: int, attempt: int, digest: str, prefix: bytes = _PICK_PREFIX
+) -> bytes:
     sid = session_id.encode("utf-8")
     return (
-        _PICK_PREFIX
+        prefix
         + struct.pack(">I", len(sid))
         + sid
         + struct.pack(">II", pick_number, attempt)
@@ -86,3 +93,15 @@ def pick_index(
     """(index into the canonical pool, number of rejected blocks) for one pick."""
     stream = hmac_blocks(seed, pick_message(session_id, pick_number, attempt, digest))
     return scale_to_index(n, stream.__next__, BLOCK_BITS)
+
+
+def ticket_index(
+    seed: bytes, session_id: str, pick_number: int, attempt: int, digest: str, total: int
+) -> tuple[int, int]:
+    """Derivation v2: (ticket in [0, total) of the bin, rejected blocks) for one pick.
+
+    Every ticket is equally likely, so each card wins in proportion to its tickets; the
+    winner is the card whose tickets hold the index in canonical order.
+    """
+    message = pick_message(session_id, pick_number, attempt, digest, _PICK_PREFIX_V2)
+    return scale_to_index(total, hmac_blocks(seed, message).__next__, BLOCK_BITS)

@@ -1,0 +1,255 @@
+"""A bin kept as its v2 Merkle-sum tree, so a digest costs what changed, not the bin.
+
+The digest is byte for byte `selector.bindigest.bin_digest` of the bin's entries; only
+the nodes on the paths of changed cards are hashed again (O(changes x log n)).
+
+Leaves are plain lists (cards and their encoded entries side by side, with their total)
+so a changed leaf is hashed again with one join. Each level's nodes are named by the
+card they end at (None for a level's last node when it ends at the bin's last card
+without a cut there); `_bounds[l]` holds the cards that end
+a node at level l. A change marks its leaf dirty; recomputing a node marks its parent,
+so one digest hashes each changed path once however many changes it holds. Cutting
+depends only on each card (its height), so a card coming or going splits or joins the
+nodes it ends and nothing else.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from sortedcontainers import SortedList
+
+from selector.bindigest import (
+    EMPTY_TOP,
+    MAX_HEIGHT,
+    encode_entry,
+    final_digest,
+    height,
+    leaf_hash,
+    node_hash,
+)
+
+Key = str | None
+NodeValue = tuple[bytes, int, int]  # (hash, total, count)
+
+
+@dataclass(slots=True)
+class _Leaf:
+    cards: list[str] = field(default_factory=list)
+    encoded: list[bytes] = field(default_factory=list)
+    total: int = 0
+
+
+class SumTree:
+    """(card, weight) entries, weight >= 1, with their v2 digest and ticket lookup."""
+
+    def __init__(self, items: Iterable[tuple[str, int]] = ()) -> None:
+        entries = dict(items)
+        self._weight: dict[str, int] = {c: entries[c] for c in sorted(entries)}
+        self._heights: dict[str, int] = {}
+        self._leaves: dict[Key, _Leaf] = {}
+        leaf = _Leaf()
+        for c, w in self._weight.items():
+            leaf.cards.append(c)
+            leaf.encoded.append(encode_entry(c, w))
+            leaf.total += w
+            h = height(c)
+            if h:
+                self._heights[c] = h
+                self._leaves[c] = leaf
+                leaf = _Leaf()
+        if leaf.cards:
+            self._leaves[None] = leaf
+        self._bounds: list[SortedList] = [
+            SortedList(c for c, h in self._heights.items() if h > lv) for lv in range(MAX_HEIGHT)
+        ]
+        self._nodes: list[dict[Key, NodeValue]] = [{} for _ in range(MAX_HEIGHT + 1)]
+        self._dirty: list[set[Key]] = [set() for _ in range(MAX_HEIGHT + 1)]
+        self._dirty[0].update(self._leaves)
+        self._total = sum(self._weight.values())
+        self._digest: str | None = None
+
+    # ------------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self._weight)
+
+    def __contains__(self, card: object) -> bool:
+        return card in self._weight
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def weight(self, card: str) -> int:
+        return self._weight.get(card, 0)
+
+    def items(self) -> Iterator[tuple[str, int]]:
+        """Entries in canonical order."""
+        w = self._weight
+        for key in [*self._bounds[0], None]:
+            leaf = self._leaves.get(key)
+            if leaf is not None:
+                yield from ((c, w[c]) for c in leaf.cards)
+
+    def digest(self) -> str:
+        if self._digest is None:
+            self._recompute()
+            top = next((lv for lv in self._nodes if len(lv) == 1), None)
+            if not self._weight or top is None:
+                self._digest = final_digest(0, 0, EMPTY_TOP)
+            else:
+                h, total, count = next(iter(top.values()))
+                self._digest = final_digest(count, total, h)
+        return self._digest
+
+    def locate(self, ticket: int) -> tuple[str, int]:
+        """(card holding `ticket` in canonical order, the card's first ticket)."""
+        if not 0 <= ticket < self._total:
+            raise ValueError(f"ticket {ticket} is outside the bin's {self._total} tickets")
+        self.digest()
+        level = next(lv for lv, nodes in enumerate(self._nodes) if len(nodes) == 1)
+        key: Key = next(iter(self._nodes[level]))
+        first = 0
+        while level > 0:
+            below = self._nodes[level - 1]
+            for child in self._children(level, key):
+                total = below[child][1]
+                if ticket < first + total:
+                    key = child
+                    break
+                first += total
+            level -= 1
+        w = self._weight
+        for card in self._leaves[key].cards:
+            if ticket < first + w[card]:
+                return card, first
+            first += w[card]
+        raise AssertionError("tree totals disagree with the leaves")  # pragma: no cover
+
+    # ------------------------------------------------------------------ changing
+
+    def set(self, card: str, weight: int) -> None:
+        """Give `card` this many tickets (adding it if new)."""
+        old = self._weight.get(card)
+        if old == weight:
+            return
+        encoded = encode_entry(card, weight)
+        self._weight[card] = weight
+        self._total += weight - (old or 0)
+        self._digest = None
+        key = self._key(0, card)
+        self._dirty[0].add(key)
+        leaf = self._leaves.get(key)
+        if leaf is None:
+            leaf = self._leaves[key] = _Leaf()
+        i = bisect_left(leaf.cards, card)
+        leaf.total += weight - (old or 0)
+        if old is not None:
+            leaf.encoded[i] = encoded
+            return
+        leaf.cards.insert(i, card)
+        leaf.encoded.insert(i, encoded)
+        h = height(card)
+        if not h:
+            return
+        self._heights[card] = h
+        for lv in range(h):
+            self._bounds[lv].add(card)
+        # the leaf splits after the new card: its head is a new leaf named by the card
+        head = _Leaf(leaf.cards[: i + 1], leaf.encoded[: i + 1])
+        head.total = sum(self._weight[c] for c in head.cards)
+        del leaf.cards[: i + 1], leaf.encoded[: i + 1]
+        leaf.total -= head.total
+        self._leaves[card] = head
+        self._dirty[0].add(card)
+        if not leaf.cards:
+            del self._leaves[key]
+
+    def remove(self, card: str) -> None:
+        weight = self._weight.pop(card)  # KeyError when absent, as for a dict
+        self._total -= weight
+        self._digest = None
+        key = self._key(0, card)
+        leaf = self._leaves[key]
+        i = bisect_left(leaf.cards, card)
+        del leaf.cards[i], leaf.encoded[i]
+        leaf.total -= weight
+        h = self._heights.pop(card, 0)
+        for lv in range(h):
+            self._bounds[lv].remove(card)
+            self._nodes[lv].pop(card, None)
+            self._dirty[lv].discard(card)
+        after = self._key(0, card)
+        if h:
+            # the card ended its leaf: what is left of it joins the next leaf
+            del self._leaves[card]
+            nxt = self._leaves.get(after)
+            if nxt is None:
+                if leaf.cards:
+                    self._leaves[after] = leaf
+            else:
+                nxt.cards[:0] = leaf.cards
+                nxt.encoded[:0] = leaf.encoded
+                nxt.total += leaf.total
+        elif not leaf.cards:
+            del self._leaves[key]
+        self._dirty[0].add(after)
+
+    def discard(self, card: str) -> None:
+        if card in self._weight:
+            self.remove(card)
+
+    # ------------------------------------------------------------------ the tree
+
+    def _key(self, level: int, card: str) -> Key:
+        """The node at `level` whose range holds `card` (present or not)."""
+        if level >= MAX_HEIGHT:
+            return None
+        b = self._bounds[level]
+        i = b.bisect_left(card)
+        return b[i] if i < len(b) else None
+
+    def _start(self, level: int, key: Key) -> str | None:
+        """The card the node before `key` ends at (None: the node starts the level)."""
+        if level >= MAX_HEIGHT:
+            return None
+        b = self._bounds[level]
+        i = len(b) if key is None else b.bisect_left(key)
+        return b[i - 1] if i else None
+
+    def _children(self, level: int, key: Key) -> list[Key]:
+        start = self._start(level, key)
+        below = self._bounds[level - 1]
+        kids: list[Key] = list(below.irange(start, key, inclusive=(False, True)))
+        if key is None and None in self._nodes[level - 1]:
+            kids.append(None)
+        return kids
+
+    def _recompute(self) -> None:
+        for level in range(MAX_HEIGHT + 1):
+            dirty = self._dirty[level]
+            if not dirty:
+                continue
+            nodes = self._nodes[level]
+            up = self._dirty[level + 1] if level < MAX_HEIGHT else None
+            for key in dirty:
+                value: NodeValue | None = None
+                if level == 0:
+                    leaf = self._leaves.get(key)
+                    if leaf is not None and leaf.cards:
+                        value = (leaf_hash(leaf.encoded), leaf.total, len(leaf.cards))
+                else:
+                    below = self._nodes[level - 1]
+                    kids = [below[k] for k in self._children(level, key)]
+                    if kids:
+                        value = (node_hash(kids), sum(k[1] for k in kids), sum(k[2] for k in kids))
+                if value is None:
+                    nodes.pop(key, None)
+                else:
+                    nodes[key] = value
+                if up is not None:
+                    up.add(None if key is None else self._key(level + 1, key))
+            dirty.clear()
