@@ -37,14 +37,21 @@ EMPTY_TOP = bytes(32)
 _U64 = struct.Struct(">Q")
 _CHILD = struct.Struct(">32sQQ")
 _HEAD = struct.Struct(">QQ")
-_GROUP = (1 << GROUP_BITS) - 1
+GROUP_MASK = _GROUP = (1 << GROUP_BITS) - 1
 
 Node = tuple[bytes, int, int, str]  # (hash, total, count, last card)
 
 
 def height(card: str) -> int:
     """How many levels a card closes a node at (0 for most; 1 in 64 close a leaf)."""
-    rank = int.from_bytes(hashlib.sha256(RANK_PREFIX + card.encode("utf-8")).digest(), "big")
+    return height_of_bytes(card.encode("utf-8"))
+
+
+def height_of_bytes(card: bytes) -> int:
+    # only the lowest 60 bits count: the digest's last 8 bytes hold them
+    rank = int.from_bytes(hashlib.sha256(RANK_PREFIX + card).digest()[-8:], "big")
+    if rank & _GROUP:
+        return 0  # 63 cards in 64
     h = 0
     while h < MAX_HEIGHT and rank & _GROUP == 0:
         rank >>= GROUP_BITS
@@ -70,6 +77,11 @@ def node_hash(children: Sequence[tuple[bytes, int, int]]) -> bytes:
     return hashlib.sha256(
         NODE_PREFIX + b"".join(_CHILD.pack(h, total, count) for h, total, count in children)
     ).digest()
+
+
+def child_bytes(h: bytes, total: int, count: int) -> bytes:
+    """A child as its parent hashes it: hash | u64 total | u64 count."""
+    return _CHILD.pack(h, total, count)
 
 
 def final_digest(count: int, total: int, top: bytes) -> str:

@@ -108,3 +108,17 @@ def test_removing_the_last_cards_of_each_leaf() -> None:
         tree.discard(c)
         model.pop(c, None)
     assert tree.digest() == reference(model) and len(tree) == 0
+
+
+def test_worked_example_of_the_docs() -> None:
+    """docs/fairness.md "Worked example": the published values of derivation v2."""
+    from selector.fairness import ticket_index
+
+    items = [("1001", 3), ("1002", 1), ("1003", 6)]
+    digest = bin_digest(items)
+    assert digest == "238ce30b0be73d34eb2da5e8f523a35c83d6fdebbf6ec78018d74044444fe7dc"
+    assert SumTree(items).digest() == digest
+    seed = hashlib.sha256(b"example seed").digest()
+    ticket, rejected = ticket_index(seed, "draw:teeds-q-2026-04-25", 1, 0, digest, 10)
+    assert (ticket, rejected) == (4, 0)
+    assert items[locate(items, ticket)][0] == "1003"
