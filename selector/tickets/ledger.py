@@ -205,10 +205,16 @@ class TicketLedger:
         )  # fmt: skip
         return self._commit(rec)
 
+    def entered_by_card(self, bin_id: str) -> dict[str, int]:
+        """The bin as card -> tickets entered (every count > 0), unsorted: a draw's open
+        sorts it once."""
+        entered = self._books.entered.get(self._bin(bin_id).bin_id, {})
+        return {card: n for card, n in entered.items() if n > 0}
+
     def entries(self, bin_id: str) -> list[tuple[str, int]]:
         """The bin: (card, tickets entered) in canonical (card) order, every count > 0."""
         entered = self._books.entered.get(self._bin(bin_id).bin_id, {})
-        return sorted((card, n) for card, n in entered.items() if n > 0)
+        return [(card, entered[card]) for card in sorted(entered) if entered[card] > 0]
 
     # ----------------------------------------------------------------- queries
 
