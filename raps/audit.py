@@ -2,8 +2,11 @@
 
 Checks, in order: the hash chain (and the published head, when given); then every
 closed session in it is recomputed pick by pick from its revealed seed and pool
-snapshots (selector.verify), and every ticket bin's credits and entries are recomputed
-from its records (selector.tickets.recompute).  The first broken entry is named; so is every
+snapshots (selector.verify), every closed ticket draw is recomputed pick by pick from
+its stored bin, changes and revealed seed (selector.tickets.draw_verify, derivation v2),
+with the once-per-day limit across a day's draws, every prize letter is matched to the
+award it pays, and every ticket bin's credits and entries are recomputed from its
+records (selector.tickets.recompute).  The first broken entry is named; so is every
 mismatching pick.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +22,9 @@ from raps.chain import Entry, Head, canonical_json, chained_record, check_chain
 from raps.store.database import open_engine
 from raps.store.journal import JournalStore, export_lines, with_pools
 from raps.tickets.desk import STREAM_PREFIX
+from raps.tickets.stage import DRAW_PREFIX, PRIZE_STREAM
 from selector.tickets import recompute
+from selector.tickets.draw_verify import verify_day, verify_draw
 from selector.verify import verify_session
 
 
@@ -34,10 +40,17 @@ class Report:
     # ticket bins: the rules their records break (recomputed from the records alone)
     tickets: dict[str, list[str]] = field(default_factory=dict)
     ticket_totals: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    # ticket draws on stage: closed draws' mismatches, open ones, and the prize letters
+    draws: dict[str, list[str]] = field(default_factory=dict)
+    open_draws: list[str] = field(default_factory=list)
+    draw_picks: dict[str, int] = field(default_factory=dict)
+    prizes: list[str] = field(default_factory=list)
+    prize_letters: int = 0
 
     @property
     def ok(self) -> bool:
         broken = any(self.sessions.values()) or any(self.tickets.values())
+        broken = broken or any(self.draws.values()) or bool(self.prizes)
         return self.chain_error is None and not broken and self.entries > 0
 
     def lines(self) -> list[str]:
@@ -55,6 +68,21 @@ class Report:
                 out.append(f"session {sid}: OK (every pick recomputed)")
         for sid in self.open_sessions:
             out.append(f"session {sid}: not closed yet; seed unrevealed, chain checked only")
+        for draw_id, problems in self.draws.items():
+            if problems:
+                out.append(f"draw {draw_id}: FAILED ({len(problems)} mismatch(es))")
+                out += [f"  {p}" for p in problems]
+            else:
+                out.append(f"draw {draw_id}: OK ({self.draw_picks.get(draw_id, 0)} pick(s) "
+                           "recomputed from the stored bin, derivation v2)")  # fmt: skip
+        for draw_id in self.open_draws:
+            out.append(f"draw {draw_id}: not closed yet; seed unrevealed, chain checked only")
+        if self.prize_letters or self.prizes:
+            if self.prizes:
+                out.append(f"prizes: FAILED ({len(self.prizes)} problem(s))")
+                out += [f"  {p}" for p in self.prizes]
+            else:
+                out.append(f"prizes: OK ({self.prize_letters} letter(s), each paying an award)")
         for bin_id, problems in self.tickets.items():
             if problems:
                 out.append(f"tickets {bin_id}: FAILED ({len(problems)} problem(s))")
@@ -90,9 +118,25 @@ def check(
         if r.get("type") == "damaged":
             continue  # its entry fails the chain check, which names it
         by_session.setdefault(str(r.get("session_id")), []).append(r)
+    closed_draws: dict[str, list[dict[str, Any]]] = {}
     for sid, recs in by_session.items():
         if sid.startswith(STREAM_PREFIX):
             _check_tickets(rep, sid.removeprefix(STREAM_PREFIX), recs)
+        elif sid.startswith(DRAW_PREFIX):
+            draw_id = sid.removeprefix(DRAW_PREFIX)
+            if any(r.get("type") == "draw.closed" for r in recs):
+                closed_draws[draw_id] = recs
+                rep.draws[draw_id] = _guarded(lambda recs=recs: verify_draw(recs))
+                rep.draw_picks[draw_id] = sum(1 for r in recs if r.get("type") == "draw.picked")
+            else:
+                rep.open_draws.append(draw_id)
+        elif sid == PRIZE_STREAM:
+            try:
+                rep.prizes, rep.prize_letters = _check_prizes(recs, by_session)
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                rep.prizes = [f"records cannot be read: {e!r}"]
+        elif sid.startswith("proxies:"):
+            continue  # nominations: what they bar is checked in each draw's open
         elif any(r.get("type") == "session.closed" for r in recs):
             try:
                 rep.sessions[sid] = [str(m) for m in verify_session(recs)]
@@ -101,7 +145,78 @@ def check(
             rep.picks += sum(1 for r in recs if r.get("type") == "pick.drawn")
         else:
             rep.open_sessions.append(sid)
+    _check_days(rep, closed_draws)
     return rep
+
+
+def _guarded(run: Any) -> list[str]:
+    try:
+        return [str(m) for m in run()]
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        return [f"records cannot be read: {e!r}"]
+
+
+def _check_days(rep: Report, draws: dict[str, list[dict[str, Any]]]) -> None:
+    """The once-per-day limit across each day's closed draws that have it."""
+    days: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for draw_id, recs in draws.items():
+        opened: dict[str, Any] = next(
+            (r.get("data", {}) for r in recs if r.get("type") == "draw.opened"), {}
+        )
+        if opened.get("rules", {}).get("win_limit") == "per_day":
+            key = f"{opened.get('promotion_id', '')}|{opened.get('day')}"
+            days.setdefault(key, {})[draw_id] = recs
+    for group in days.values():
+        if len(group) < 2:
+            continue
+        try:
+            found = [(draw_id, str(m)) for draw_id, m in verify_day(group)]
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            found = [(next(iter(group)), f"records cannot be read: {e!r}")]
+        for draw_id, m in found:
+            rep.draws.setdefault(draw_id, []).append(f"per-day limit: {m}")
+
+
+def _check_prizes(
+    recs: list[dict[str, Any]], by_session: dict[str, list[dict[str, Any]]]
+) -> tuple[list[str], int]:
+    """Every letter pays one award of a draw (its card and prize), once; every
+    collection is of a letter, by the winner, within its window."""
+    problems: list[str] = []
+    letters: dict[str, dict[str, Any]] = {}
+    paid: set[tuple[str, int]] = set()
+    for i, r in enumerate(recs, start=1):
+        d = r.get("data", {})
+        if r.get("type") == "prize.letter":
+            key = (str(d.get("session_id")), int(d.get("pick", 0)))
+            if key in paid:
+                problems.append(f"record {i}: a second letter for {key[0]} pick {key[1]}")
+            paid.add(key)
+            letters[str(d.get("letter_no"))] = d
+            award = next(
+                (a.get("data", {}) for a in by_session.get(key[0], [])
+                 if a.get("type") == "draw.awarded" and a.get("data", {}).get("pick") == key[1]),
+                None,
+            )  # fmt: skip
+            if award is None:
+                problems.append(f"record {i}: letter {d.get('letter_no')} pays no award")
+            elif award.get("card") != d.get("winner_card"):
+                problems.append(f"record {i}: letter {d.get('letter_no')} names another card")
+        elif r.get("type") == "prize.forfeited":
+            letter = letters.get(str(d.get("letter_no")))
+            if letter is None:
+                problems.append(f"record {i}: forfeit of an unknown letter")
+            elif datetime.fromisoformat(r["at"]) <= datetime.fromisoformat(letter["collect_by"]):
+                problems.append(
+                    f"record {i}: letter {d.get('letter_no')} closed before its window ended"
+                )
+        elif r.get("type") == "prize.collected":
+            letter = letters.get(str(d.get("letter_no")))
+            if letter is None:
+                problems.append(f"record {i}: collection of an unknown letter")
+            elif datetime.fromisoformat(r["at"]) > datetime.fromisoformat(letter["collect_by"]):
+                problems.append(f"record {i}: letter {d.get('letter_no')} collected too late")
+    return problems, len(letters)
 
 
 def _check_tickets(rep: Report, bin_id: str, recs: list[dict[str, Any]]) -> None:

@@ -56,6 +56,12 @@ KIOSKS = frozenset({"kiosk"})  # e-Host kiosks: enter tickets, print receipts
 APPS = frozenset({"app"})  # the casino app's integration: enter tickets while playing
 TICKET_VIEWERS = frozenset({"kiosk", "app", "marketing", "admin"})  # a player's standing
 TICKET_DESKS = frozenset({"kiosk", "marketing", "admin", "auditor"})  # receipts, checked
+# ticket draws on stage (raps.stage_routes)
+STAGE_HOSTS = frozenset({"stage_host", "admin"})  # open, draw, present, award, close
+PROXY_DESKS = frozenset({"stage_host", "rewards_desk", "admin"})  # take proxy forms
+STAGE_SCREENS = frozenset({"stage_screen", "stage_host", "admin"})  # the audience's view
+REWARDS_DESKS = frozenset({"rewards_desk", "admin"})  # hand over prizes, letters
+PRIZE_READERS = frozenset({"rewards_desk", "stage_host", "admin", "auditor"})  # prize lists
 
 _R = TypeVar("_R")
 
@@ -374,6 +380,8 @@ def home_for(role: str) -> str:
         "ops": "/ops",
         "admin": "/admin",
         "auditor": "/audit",
+        "stage_host": "/stage",
+        "rewards_desk": "/rewards",
     }.get(role, "/login")
 
 

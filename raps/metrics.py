@@ -22,6 +22,17 @@ from selector.records import Record
 from selector.session import DrawSession
 from selector.tickets import Cause, Channel, RefusalReason
 
+STAGE_RECORDS = (
+    "draw.opened",
+    "draw.picked",
+    "draw.no_eligible",
+    "draw.presented",
+    "draw.add_on",
+    "draw.awarded",
+    "draw.no_show",
+    "draw.voided",
+    "draw.closed",
+)
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -162,6 +173,25 @@ class Metrics:
             ["bin", "tier"],
             registry=r,
         )
+        self.stage_records = Counter(
+            "raps_stage_records_total",
+            "Ticket draw records committed on stage (draw.picked, draw.no_show, ...)",
+            ["type"],
+            registry=r,
+        )
+        self.stage_pick_latency = Histogram(
+            "raps_stage_pick_seconds",
+            "Time to draw a ticket-draw winner, commit included",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.prizes_uncollected = Gauge(
+            "raps_prizes_uncollected",
+            "Ticket-draw prizes not collected: awaiting (within the collection window) "
+            "or overdue (past it)",
+            ["state"],
+            registry=r,
+        )
         self.ready = Gauge("raps_ready", "1 when storage and sources are up", registry=r)
         self.start_time = Gauge(
             "raps_start_time_seconds", "Unix time the daemon started", registry=r
@@ -182,6 +212,10 @@ class Metrics:
             self.claim_timer.labels(result)
         for reason in RefusalReason:
             self.ticket_refusals.labels(reason.value)
+        for kind in STAGE_RECORDS:
+            self.stage_records.labels(kind)
+        for state in ("awaiting", "overdue"):
+            self.prizes_uncollected.labels(state)
         for bin_id in ticket_bins:
             for cause in Cause:
                 self.tickets_credited.labels(bin_id, cause.value)

@@ -32,6 +32,7 @@ from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.journal import JournalStore
 from raps.tickets.desk import TicketDesk
+from raps.tickets.stage import StageDesk
 from selector.events import AnyFloorEvent, PoolKind, TicketsGranted
 from selector.fairness import SEED_BYTES, commitment
 from selector.floor import Floor
@@ -94,6 +95,7 @@ class Service:
         self.floor = Floor(cfg.layout(), cfg.promotions(), cfg.earn_rules(),
                            cfg.floor.idle_seconds, self.tickets.points_sink())  # fmt: skip
         self.tickets.attach(self.floor)
+        self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics, clock)
         self.sessions: dict[str, DrawSession] = {}
         self.sources: dict[str, bool] = {}
         self.storage_ok = False
@@ -117,6 +119,7 @@ class Service:
         await self._restore_sessions()
         self.tickets.reconcile_awards(self.sessions.values())
         await self.tickets.sync()
+        await self.stage.restore()
         self.storage_ok = True
         if replayed:
             # a daemon that keeps dying young must not replay an ever longer log
@@ -322,6 +325,7 @@ class Service:
             if s.state == SessionState.OPEN and any(p.deadline <= now for p in s.pending()):
                 async with self._lock:
                     await self._journaled(s, partial(s.expire, now), None)
+        await self.stage.tick()
 
     async def open(self, session_id: str, actor: Actor, command_id: str) -> CommandResult:
         def action(s: DrawSession, cmd: Command) -> tuple[Outcome, Any]:

@@ -38,6 +38,7 @@ from raps.auth import (
 from raps.config import Config
 from raps.pages import register_pages
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession, pick_view
+from raps.stage_routes import register_stage_routes
 from raps.store.journal import export_lines, with_pools
 from raps.ticket_routes import register_ticket_routes
 from raps.web_context import TokenUsers, WebContext
@@ -356,6 +357,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
 
     register_pages(app, web)
     register_ticket_routes(app, web)
+    register_stage_routes(app, web)
     publish_access(app.routes)
     app.add_middleware(Gatekeeper, web=web, fastapi_app=app)
     return app

@@ -49,11 +49,16 @@ TOKENS = {
     "ops": "tok-ops-olly",
     "auditor": "tok-auditor-ivy",
     "admin": "tok-admin-ada",
+    "stage_host": "tok-stage-host-sue",
+    "rewards_desk": "tok-rewards-desk-rita",
 }
-USERS = {"marketing": "ann", "security": "sam", "ops": "olly", "auditor": "ivy", "admin": "ada"}
-# the programs' API accounts (an e-Host kiosk, a casino-app integration): a token, no password
-DEVICE_TOKENS = {"kiosk": "tok-kiosk-ehost-01", "app": "tok-app-casino"}
-DEVICE_USERS = {"kiosk": "ehost-01", "app": "casino-app"}
+USERS = {"marketing": "ann", "security": "sam", "ops": "olly", "auditor": "ivy", "admin": "ada",
+         "stage_host": "sue", "rewards_desk": "rita"}  # fmt: skip
+# the programs' API accounts (an e-Host kiosk, a casino-app integration, the stage's
+# audience screen): a token, no password
+DEVICE_TOKENS = {"kiosk": "tok-kiosk-ehost-01", "app": "tok-app-casino",
+                 "stage_screen": "tok-stage-screen-1"}  # fmt: skip
+DEVICE_USERS = {"kiosk": "ehost-01", "app": "casino-app", "stage_screen": "stage-screen-1"}
 
 # Real argon2id hashes, with small costs: the production defaults of `hash_secret` take
 # ~0.4 s per check on a CI box, and every fresh app checks each token once.  The format

@@ -423,5 +423,9 @@ async def test_roles_of_the_pages_match_the_issue() -> None:
         "/ops": ["admin", "ops"],
         "/admin": ["admin"],
         "/audit": ["admin", "auditor"],
+        "/stage": ["admin", "stage_host"],
+        "/rewards": ["admin", "rewards_desk"],
     }
-    assert set(USER_OF) == {"marketing", "security", "ops", "auditor", "admin"}
+    assert set(USER_OF) == {
+        "marketing", "security", "ops", "auditor", "admin", "stage_host", "rewards_desk"
+    }  # fmt: skip

@@ -171,7 +171,7 @@ BAD_CONFIGS: list[tuple[str, str, str]] = [
         "unknown role",
         minimal(USER.replace('"marketing"', '"boss"')),
         "raps.toml: users[0].role: must be 'marketing', 'security', 'ops', 'admin', "
-        "'auditor', 'kiosk' or 'app', not 'boss'",
+        "'auditor', 'stage_host', 'rewards_desk', 'kiosk', 'app' or 'stage_screen', not 'boss'",
     ),
     (
         "duplicate user name",

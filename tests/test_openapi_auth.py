@@ -41,8 +41,9 @@ PUBLIC = {
     ("get", "/login"),
     ("post", "/login"),
     ("get", "/static/public/{name}"),
+    ("get", "/stage/screen"),  # the audience screen's shell: its data needs the display token
 }
-STATE_CHANGING_ROLES = {"marketing", "admin"}
+STATE_CHANGING_ROLES = {"marketing", "admin", "stage_host", "rewards_desk"}
 # the only state-changing routes a device may call: its own ticket entries
 DEVICE_WRITES = {
     ("post", "/api/tickets/kiosk/entries"): {"kiosk"},

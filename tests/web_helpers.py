@@ -16,8 +16,10 @@ from raps.service import Service
 from raps.web import create_app
 
 PASSWORDS = {"marketing": "pw-marketing", "security": "pw-security", "ops": "pw-ops",
-             "auditor": "pw-auditor", "admin": "pw-admin"}  # fmt: skip
-USER_OF = {"marketing": "ann", "security": "sam", "ops": "olly", "auditor": "ivy", "admin": "ada"}
+             "auditor": "pw-auditor", "admin": "pw-admin", "stage_host": "pw-stage_host",
+             "rewards_desk": "pw-rewards_desk"}  # fmt: skip
+USER_OF = {"marketing": "ann", "security": "sam", "ops": "olly", "auditor": "ivy", "admin": "ada",
+           "stage_host": "sue", "rewards_desk": "rita"}  # fmt: skip
 
 
 @contextlib.asynccontextmanager

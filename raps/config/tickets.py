@@ -28,6 +28,7 @@ from raps.config.common import (
 )
 from raps.config.errors import KeyedError, key_part
 from raps.config.promotions import TierName
+from raps.config.stage import PrizeConfig, StageConfig
 from selector.events import Tier
 from selector.tickets import PeriodKind, PeriodRule, TicketDraw, TicketPlan, TicketProgram
 
@@ -99,6 +100,7 @@ class TicketProgramConfig(StrictModel):
     raps_winner_bonus: dict[str, Tickets] = Field(default_factory=dict)
     cap: int | None = Field(default=None, ge=1)
     period: TicketPeriodConfig
+    stage: StageConfig = Field(default_factory=StageConfig)
 
     @field_validator("id")
     @classmethod
@@ -139,6 +141,7 @@ class TicketDrawConfig(StrictModel):
     closes: datetime
     bin: str | None = None  # draws naming one bin share its tickets; default: its own
     winners: int = Field(default=5, ge=1)
+    prizes: tuple[PrizeConfig, ...] | None = None  # by position; default: the program's
 
     @field_validator("id", "bin")
     @classmethod
@@ -149,6 +152,14 @@ class TicketDrawConfig(StrictModel):
     @classmethod
     def _iso(cls, v: Any) -> Any:
         return parse_datetime(v)
+
+    @model_validator(mode="after")
+    def _prizes_within_winners(self) -> TicketDrawConfig:
+        if self.prizes is not None and len(self.prizes) > self.winners:
+            raise key_problems(
+                [("prizes", f"{len(self.prizes)} prizes for {self.winners} winners")]
+            )
+        return self
 
     @property
     def bin_id(self) -> str:

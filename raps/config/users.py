@@ -18,12 +18,32 @@ from pydantic import field_validator, model_validator
 
 from adapters.wire.settings import StrictModel, key_problems
 
-Role = Literal["marketing", "security", "ops", "admin", "auditor", "kiosk", "app"]
+Role = Literal[
+    "marketing",
+    "security",
+    "ops",
+    "admin",
+    "auditor",
+    "stage_host",
+    "rewards_desk",
+    "kiosk",
+    "app",
+    "stage_screen",
+]
 ROLES: tuple[Role, ...] = typing.get_args(Role)
 # people: they sign in on the pages with a password or PIN (and may have an API token)
-STAFF_ROLES: tuple[Role, ...] = ("marketing", "security", "ops", "admin", "auditor")
-# programs: an e-Host kiosk, a casino-app integration; an API token only, no page sign-in
-DEVICE_ROLES: tuple[Role, ...] = ("kiosk", "app")
+STAFF_ROLES: tuple[Role, ...] = (
+    "marketing",
+    "security",
+    "ops",
+    "admin",
+    "auditor",
+    "stage_host",
+    "rewards_desk",
+)
+# programs: an e-Host kiosk, a casino-app integration, the audience's stage screen; an
+# API token only, no page sign-in
+DEVICE_ROLES: tuple[Role, ...] = ("kiosk", "app", "stage_screen")
 
 _USER_NAME = re.compile(r"[A-Za-z0-9._@-]+")
 _ARGON2ID = re.compile(

@@ -118,6 +118,8 @@ class TicketDesk:
         self._tally: dict[str, dict[str, list[int]]] | None = None  # see _tallies
         self._entrants: dict[str, set[str]] = {}
         self.skipped: Counter[str] = Counter()  # journaled records that would not restore, by bin
+        # told of every committed entry, after its commit (the stage: late entries)
+        self.entry_listeners: list[Callable[[TicketsEntered], None]] = []
         self.log = get_logger(component="tickets")
 
     @property
@@ -301,6 +303,8 @@ class TicketDesk:
                 self._written[rec.request_id] = entry
                 self._receipts[rec.receipt_no] = rec
                 self._count_entry(rec)
+                for listener in self.entry_listeners:
+                    listener(rec)
                 m.tickets_entered.labels(rec.bin_id, rec.channel.value).inc(rec.tickets)
                 m.ticket_entries.labels(rec.bin_id, rec.channel.value).inc()
             else:

@@ -1,0 +1,619 @@
+"""The stage desk: ticket draws run on stage, their proxies and their prizes, made durable.
+
+Each configured `[[ticket_draws]]` entry is one draw session (`selector.tickets`
+TicketDrawSession) journaled in its own stream `draw:<draw id>`; proxy nominations go to
+`proxies:<draw id>` and prize letters and collections to `prizes`.  Every command runs
+under the service's journal lock and answers only once its records are committed, so a
+host's retry (same command id) after a lost reply returns the first answer.  A draw's
+award and the winner's prize letter are one commit: a prize is recorded exactly once.
+
+A draw opens over its bin as the ticket ledger holds it (cards and tickets entered),
+minus the cards barred from outside: under a once-per-day limit the day's earlier
+winners of the promotion, and the proxies' own entries.  Entries that reach the bin
+after the open are passed on to the draw and recorded with its next pick.
+
+Long on purpose: one desk whose commands share the journal lock, the three streams'
+restore and the per-draw indexes; views and routes live in their own modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import partial
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from raps.config import Config
+from raps.logs import get_logger
+from raps.metrics import Metrics
+from raps.seal import SeedSealer
+from raps.store.journal import JournalStore
+from raps.tickets.desk import TicketDesk
+from selector.fairness import SEED_BYTES, commitment
+from selector.records import Actor, Record
+from selector.session import Command, PickState, SessionError, SessionState
+from selector.tickets import TicketDraw, TicketsEntered
+from selector.tickets.draw_picks import TicketPick
+from selector.tickets.draw_rules import (
+    DocumentType,
+    DrawRules,
+    Presenter,
+    PrizeKind,
+    PrizeSpec,
+    WinLimit,
+)
+from selector.tickets.draw_session import TicketDrawSession
+from selector.tickets.prizes import Letter, PrizeLedger, PrizeRefused
+from selector.tickets.proxies import ProxyBook, ProxyConflict, ProxyRefused
+
+DRAW_PREFIX = "draw:"
+PROXY_PREFIX = "proxies:"
+PRIZE_STREAM = "prizes"
+WON = (PickState.VERIFIED, PickState.AWARDED)
+
+
+def draw_stream(draw_id: str) -> str:
+    """A draw's journal stream, which is also its session id in the pick derivation."""
+    return DRAW_PREFIX + draw_id
+
+
+class StageRefused(Exception):
+    """A command the rules refuse; nothing was recorded.  `code` says which rule."""
+
+    def __init__(self, code: str, message: str, status: int = 409) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
+class StageUnavailable(RuntimeError):
+    """The journal could not commit; nothing was done, and the same command id may be
+    retried."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageDraw:
+    """A configured draw with the rules it runs by."""
+
+    draw: TicketDraw
+    rules: DrawRules
+    promotion_id: str
+    program_name: str
+    proxy_conflict: ProxyConflict
+    proxy_deadline: datetime
+    collect_days: int
+    announce_name: str
+    announce_where: str
+    day: date
+
+
+class StageDesk:
+    """One site's ticket draws on stage, their proxies and their prizes."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        tickets: TicketDesk,
+        journal: JournalStore,
+        lock: asyncio.Lock,
+        sealer: SeedSealer,
+        metrics: Metrics,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.tickets = tickets
+        self.journal = journal
+        self.sealer = sealer
+        self.metrics = metrics
+        self.clock = clock
+        self.zone = ZoneInfo(cfg.site.timezone)
+        self.site_name = cfg.site.name
+        self.draws = _stage_draws(cfg, tickets, self.zone)
+        self.sessions: dict[str, TicketDrawSession] = {}
+        self.proxies = ProxyBook()
+        self.prizes = PrizeLedger()
+        self._lock = lock
+        self._needs_reload: set[str] = set()
+        self._listeners: set[asyncio.Queue[str]] = set()
+        self.version = 0  # grows with every commit: the screens' cheap "anything new?"
+        self.log = get_logger(component="stage")
+        tickets.entry_listeners.append(self._entered)
+
+    # ------------------------------------------------------------------ startup
+
+    async def restore(self) -> None:
+        """Draws, proxies and prizes as the journal leaves them."""
+        ids = set(await self.journal.session_ids())
+        proxy_records: list[Record] = []
+        for stream in sorted(ids):
+            if stream.startswith(PROXY_PREFIX):
+                proxy_records += await self._records(stream)
+        self.proxies = ProxyBook.replay(proxy_records)
+        self.prizes = PrizeLedger.replay(await self._records(PRIZE_STREAM))
+        for draw_id in self.draws:
+            self.sessions[draw_id] = await self._from_journal(draw_id)
+        self.update_gauges()
+
+    async def _records(self, stream: str) -> list[Record]:
+        return [Record.from_dict(e.record) for e in await self.journal.session_entries(stream)]
+
+    async def _from_journal(self, draw_id: str) -> TicketDrawSession:
+        sd = self.draws[draw_id]
+        stream = draw_stream(draw_id)
+        records = await self._records(stream)
+        seed = None
+        if records:
+            sealed = await self.journal.sealed_seed(stream)
+            if sealed is not None:
+                seed = self.sealer.unseal(stream, *sealed)
+        s = TicketDrawSession.restore(
+            stream, draw_id, self.bin_id(draw_id), sd.day, sd.rules, records, seed
+        )
+        if s.state is SessionState.OPEN:
+            # entries committed after the draw's last record: staged again, as before
+            seen = s.bin_view()
+            late = {
+                c: n
+                for c, n in self.tickets.ledger.entered_by_card(s.bin_id).items()
+                if seen.get(c) != n
+            }
+            if late:
+                s.update_bin(late)
+        return s
+
+    # ------------------------------------------------------------------ reading
+
+    def stage_draw(self, draw_id: str) -> StageDraw:
+        sd = self.draws.get(draw_id)
+        if sd is None:
+            raise StageRefused("unknown_draw", f"no ticket draw {draw_id!r}", 404)
+        return sd
+
+    def session(self, draw_id: str) -> TicketDrawSession:
+        self.stage_draw(draw_id)
+        return self.sessions[draw_id]
+
+    def bin_id(self, draw_id: str) -> str:
+        b = self.tickets.plan.resolve(draw_id)
+        assert b is not None
+        return b.bin_id
+
+    def winners_today(self, draw_id: str) -> dict[str, str]:
+        """Cards that won another draw of the promotion on the draw's day (per-day limit)."""
+        sd = self.stage_draw(draw_id)
+        out: dict[str, str] = {}
+        for other_id, other in self.draws.items():
+            if other_id == draw_id or other.day != sd.day:
+                continue
+            if other.promotion_id != sd.promotion_id:
+                continue
+            for p in self.sessions[other_id].picks:
+                if p.state in WON:
+                    out.setdefault(p.card, f"won_today:{other_id}")
+        return out
+
+    # ------------------------------------------------------------------ commands
+
+    async def open(self, draw_id: str, actor: Actor, command_id: str) -> TicketDrawSession:
+        sd = self.stage_draw(draw_id)
+
+        def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
+            if s.answered(command_id):
+                return s.open(cmd, bytes(SEED_BYTES), {}, {}), None  # a retry: replayed
+            entries = self.tickets.ledger.entered_by_card(self.bin_id(draw_id))
+            barred = self.proxies.barred(draw_id)
+            if sd.rules.win_limit is WinLimit.PER_DAY:
+                barred = {**self.winners_today(draw_id), **barred}
+            barred = {c: r for c, r in barred.items() if c in entries}  # only the bin's
+            seed = secrets.token_bytes(SEED_BYTES)
+            stream = draw_stream(draw_id)
+            nonce, ciphertext = self.sealer.seal(stream, seed)
+            outcome = s.open(cmd, seed, entries, barred)
+            return outcome, (stream, commitment(seed), nonce, ciphertext)
+
+        return await self._command(draw_id, actor, command_id, action)
+
+    async def draw(self, draw_id: str, actor: Actor, command_id: str) -> TicketDrawSession:
+        return await self._command(draw_id, actor, command_id, lambda s, c: (s.draw(c), None))
+
+    async def present(
+        self,
+        draw_id: str,
+        actor: Actor,
+        command_id: str,
+        pick: int,
+        presenter: str,
+        document: str,
+        last_digits: str,
+        receipt: str,
+    ) -> TicketDrawSession:
+        receipt = receipt.strip()
+
+        def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
+            if s.answered(command_id):
+                return s.present(cmd, pick, Presenter(presenter), DocumentType(document),
+                                 last_digits, receipt, True), None  # fmt: skip
+            p = _pick_of(s, pick)
+            who = Presenter(presenter)
+            proxy: dict[str, str] | None = None
+            if who is Presenter.PROXY:
+                nom = self.proxies.proxy_for(draw_id, p.card)
+                if nom is None:
+                    raise StageRefused("no_proxy", "the winner nominated no proxy for this draw")
+                if nom.document.value != document or nom.last_digits != last_digits:
+                    raise StageRefused(
+                        "proxy_mismatch", "the ID seen is not the nominated proxy's document"
+                    )
+                proxy = {"name": nom.name, "document": nom.document.value,
+                         "last_digits": nom.last_digits}  # fmt: skip
+            found = self.tickets.receipt(receipt)
+            receipt_ok = (
+                found is not None
+                and found.entry.card == p.card
+                and found.entry.bin_id == self.bin_id(draw_id)
+            )
+            outcome = s.present(cmd, pick, who, DocumentType(document), last_digits,
+                                receipt, receipt_ok, proxy)  # fmt: skip
+            return outcome, None
+
+        return await self._command(draw_id, actor, command_id, action)
+
+    async def add_on(
+        self, draw_id: str, actor: Actor, command_id: str, pick: int, add_on: str, verified: bool
+    ) -> TicketDrawSession:
+        return await self._on_pick(
+            draw_id, actor, command_id, pick, lambda s, c: s.add_on(c, pick, add_on, verified)
+        )
+
+    async def award(
+        self,
+        draw_id: str,
+        actor: Actor,
+        command_id: str,
+        pick: int,
+        source: str,
+        amount: int | None = None,
+        kind: str | None = None,
+        ref: str = "",
+    ) -> TicketDrawSession:
+        """Record the winner's prize and issue their letter, in one commit."""
+        sd = self.stage_draw(draw_id)
+
+        def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
+            p = _pick_of(s, pick)
+            if source == "position":
+                spec = sd.rules.prize_for(p.position)
+                if spec is None:
+                    raise StageRefused(
+                        "prize_by_device", f"position {p.position} has its prize revealed by a "
+                        "device: record the device's prize and reference"
+                    )  # fmt: skip
+            else:
+                if amount is None or kind is None:
+                    raise StageRefused("prize_missing", "a device prize needs amount and kind")
+                spec = PrizeSpec(amount=amount, kind=PrizeKind(kind))
+            return s.award(cmd, pick, spec, source, ref or source), None
+
+        return await self._command(draw_id, actor, command_id, action, letters=True)
+
+    async def no_show(
+        self, draw_id: str, actor: Actor, command_id: str, pick: int
+    ) -> TicketDrawSession:
+        return await self._on_pick(
+            draw_id, actor, command_id, pick, lambda s, c: s.no_show(c, pick)
+        )
+
+    async def void(
+        self, draw_id: str, actor: Actor, command_id: str, pick: int, reason: str
+    ) -> TicketDrawSession:
+        return await self._on_pick(
+            draw_id, actor, command_id, pick, lambda s, c: s.void(c, pick, reason)
+        )
+
+    async def close(
+        self, draw_id: str, actor: Actor, command_id: str, force: bool = False
+    ) -> TicketDrawSession:
+        return await self._command(
+            draw_id, actor, command_id, lambda s, c: (s.close(c, force), None)
+        )
+
+    async def tick(self) -> None:
+        """Presentation windows that ran out become no-shows (the host then redraws)."""
+        now = self.clock()
+        for draw_id, s in self.sessions.items():
+            if any(p.deadline < now for p in s.pending()):
+                async with self._lock:
+                    await self._commit(draw_id, s, partial(s.expire, now), None)
+
+    # ------------------------------------------------------------------ proxies
+
+    async def nominate(
+        self,
+        draw_id: str,
+        actor: Actor,
+        command_id: str,
+        member: str,
+        name: str,
+        document: str,
+        last_digits: str,
+        proxy_card: str | None,
+    ) -> Record | None:
+        sd = self.stage_draw(draw_id)
+        entered = self.tickets.ledger.entered_by_card(self.bin_id(draw_id))
+        cmd = Command(command_id, actor, self.clock())
+        async with self._lock:
+            start = len(self.proxies.records)
+            try:
+                self.proxies.nominate(
+                    cmd, draw_id=draw_id, member=member, name=name,
+                    document=DocumentType(document), last_digits=last_digits,
+                    proxy_card=proxy_card, deadline=sd.proxy_deadline,
+                    conflict=sd.proxy_conflict, participants=entered.keys(),
+                )  # fmt: skip
+            except ProxyRefused as e:
+                raise StageRefused(str(e.reason), str(e)) from e
+            new = self.proxies.records[start:]
+            if new:
+                await self._append_plain(new, lambda: self._reload_proxies())
+            self._changed(draw_id)
+            return new[-1] if new else None
+
+    # ------------------------------------------------------------------ prizes
+
+    async def collect(
+        self,
+        letter_no: str,
+        actor: Actor,
+        command_id: str,
+        document: str,
+        last_digits: str,
+        signature: dict[str, str],
+        collected_by: str = "winner",
+    ) -> Letter:
+        cmd = Command(command_id, actor, self.clock())
+        async with self._lock:
+            start = len(self.prizes.records)
+            try:
+                letter = self.prizes.collect(
+                    cmd, letter_no, document=document, last_digits=last_digits,
+                    signature=signature, collected_by=collected_by,
+                )  # fmt: skip
+            except PrizeRefused as e:
+                status = 404 if str(e.reason) == "unknown_letter" else 409
+                raise StageRefused(str(e.reason), str(e), status) from e
+            new = self.prizes.records[start:]
+            if new:
+                await self._append_plain(new, self._reload_prizes)
+            self.update_gauges()
+            self._changed("")
+            return letter
+
+    async def forfeit(self, letter_no: str, actor: Actor, command_id: str, reason: str) -> Letter:
+        """Close an overdue prize with a reason: no longer listed or alerted as overdue."""
+        cmd = Command(command_id, actor, self.clock())
+        async with self._lock:
+            start = len(self.prizes.records)
+            try:
+                letter = self.prizes.forfeit(cmd, letter_no, reason=reason)
+            except PrizeRefused as e:
+                status = 404 if str(e.reason) == "unknown_letter" else 409
+                raise StageRefused(str(e.reason), str(e), status) from e
+            new = self.prizes.records[start:]
+            if new:
+                await self._append_plain(new, self._reload_prizes)
+            self.update_gauges()
+            self._changed("")
+            return letter
+
+    # --------------------------------------------------------------- journaling
+
+    async def _on_pick(
+        self,
+        draw_id: str,
+        actor: Actor,
+        command_id: str,
+        pick: int,
+        step: Callable[[TicketDrawSession, Command], Any],
+    ) -> TicketDrawSession:
+        """A command on one pick: an unknown pick is a 404, not a rule's refusal."""
+
+        def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
+            _pick_of(s, pick)
+            return step(s, cmd), None
+
+        return await self._command(draw_id, actor, command_id, action)
+
+    async def _command(
+        self,
+        draw_id: str,
+        actor: Actor,
+        command_id: str,
+        action: Callable[[TicketDrawSession, Command], tuple[Any, Any]],
+        letters: bool = False,
+    ) -> TicketDrawSession:
+        self.stage_draw(draw_id)
+        async with self._lock:
+            if draw_id in self._needs_reload:
+                await self._reload(draw_id)
+            s = self.sessions[draw_id]
+            cmd = Command(command_id, actor, self.clock())
+            holder: dict[str, Any] = {}
+
+            def run() -> list[Record]:
+                start = len(s.records)
+                try:
+                    holder["outcome"], holder["sealed"] = action(s, cmd)
+                except (SessionError, ValueError) as e:
+                    holder["refused"] = e  # what the presentation timer did first stands
+                return s.records[start:]
+
+            await self._commit(draw_id, s, run, holder, letters)
+            refused = holder.get("refused")
+            if isinstance(refused, StageRefused):
+                raise refused
+            if refused is not None:
+                raise StageRefused(_code(refused), str(refused)) from refused
+            return s
+
+    async def _commit(
+        self,
+        draw_id: str,
+        s: TicketDrawSession,
+        run: Callable[[], list[Record]],
+        holder: dict[str, Any] | None,
+        letters: bool = False,
+    ) -> None:
+        new = run()
+        if not new:
+            return
+        extra: list[Record] = []
+        start_prizes = len(self.prizes.records)
+        if letters:
+            for rec in new:
+                if rec.type == "draw.awarded":
+                    self._issue_letter(draw_id, rec)
+            extra = self.prizes.records[start_prizes:]
+        sealed = holder.get("sealed") if holder else None
+        try:
+            await self.journal.append([r.to_dict() for r in [*new, *extra]], sealed)
+        except Exception as e:
+            self.metrics.journal_failures.inc()
+            self.log.error("stage journal write failed; the command is undone",
+                           draw=draw_id, error=type(e).__name__)  # fmt: skip
+            self._needs_reload.add(draw_id)
+            if extra:
+                await self._reload_prizes_safely()
+            raise StageUnavailable("the journal could not be written; nothing was done") from e
+        head = self.journal.head
+        self.metrics.journal_head.set(head.seq if head else 0)
+        for rec in new:
+            self.metrics.stage_records.labels(rec.type).inc()
+        self.update_gauges()
+        self._changed(draw_id)
+
+    def _issue_letter(self, draw_id: str, rec: Record) -> None:
+        sd = self.draws[draw_id]
+        d = rec.data
+        card = d["card"]
+        prof = self.tickets.floor.profile(card) if self.tickets.floor else None
+        name = prof.display_name if prof is not None else card
+        digest = hashlib.sha256(
+            json.dumps(rec.to_dict(), sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
+        s = self.sessions[draw_id]
+        add_ons = [
+            {"id": a.id, "name": a.name, "prizes": [[p.amount, p.kind.value] for p in a.prizes]}
+            for a in sd.rules.add_ons
+            if a.id in d.get("add_ons", [])
+        ]
+        self.prizes.issue(
+            Command(f"letter:{draw_id}:{d['pick']}", rec.actor, rec.at),
+            draw_id=draw_id, draw_name=sd.draw.name, session_id=s.session_id,
+            pick=d["pick"], winner_card=card, winner_name=name,
+            prizes=[(d["prize"]["amount"], d["prize"]["kind"])], add_ons=add_ons,
+            awarded_at=rec.at, collect_days=sd.collect_days, digest_hex=digest,
+        )  # fmt: skip
+
+    async def _append_plain(self, records: Sequence[Record], reload: Callable[[], Any]) -> None:
+        try:
+            await self.journal.append([r.to_dict() for r in records])
+        except Exception as e:
+            self.metrics.journal_failures.inc()
+            await self._reload_safely(reload)
+            raise StageUnavailable("the journal could not be written; nothing was done") from e
+        head = self.journal.head
+        self.metrics.journal_head.set(head.seq if head else 0)
+
+    async def _reload(self, draw_id: str) -> None:
+        try:
+            await self.journal.load_head()
+            self.sessions[draw_id] = await self._from_journal(draw_id)
+            await self._reload_prizes()
+        except Exception as e:
+            raise StageUnavailable("the journal cannot be read; try again shortly") from e
+        self._needs_reload.discard(draw_id)
+
+    async def _reload_proxies(self) -> None:
+        records: list[Record] = []
+        for stream in sorted(await self.journal.session_ids()):
+            if stream.startswith(PROXY_PREFIX):
+                records += await self._records(stream)
+        self.proxies = ProxyBook.replay(records)
+
+    async def _reload_prizes(self) -> None:
+        self.prizes = PrizeLedger.replay(await self._records(PRIZE_STREAM))
+
+    async def _reload_prizes_safely(self) -> None:
+        await self._reload_safely(self._reload_prizes)
+
+    async def _reload_safely(self, reload: Callable[[], Any]) -> None:
+        try:
+            await reload()
+        except Exception:
+            self.log.error("journal unreadable after a failed write; reloading later")
+
+    # ---------------------------------------------------------------- late entries
+
+    def _entered(self, rec: TicketsEntered) -> None:
+        """An entry committed after a draw opened over its bin: the draw takes it."""
+        for s in self.sessions.values():
+            if s.state is SessionState.OPEN and s.bin_id == rec.bin_id:
+                s.update_bin({rec.card: self.tickets.ledger.entered(rec.card, rec.bin_id)})
+
+    # ---------------------------------------------------------------- live updates
+
+    def subscribe(self) -> asyncio.Queue[str]:
+        q: asyncio.Queue[str] = asyncio.Queue(maxsize=100)
+        self._listeners.add(q)
+        return q
+
+    def unsubscribe(self, q: asyncio.Queue[str]) -> None:
+        self._listeners.discard(q)
+
+    def _changed(self, draw_id: str) -> None:
+        self.version += 1
+        for q in self._listeners:
+            if not q.full():
+                q.put_nowait(draw_id)
+
+    def update_gauges(self) -> None:
+        now = self.clock()
+        self.metrics.prizes_uncollected.labels("awaiting").set(len(self.prizes.awaiting(now)))
+        self.metrics.prizes_uncollected.labels("overdue").set(len(self.prizes.overdue(now)))
+
+
+def _pick_of(s: TicketDrawSession, number: int) -> TicketPick:
+    if not 1 <= number <= len(s.picks):
+        raise StageRefused("unknown_pick", f"the draw has no pick {number}", 404)
+    return s.picks[number - 1]
+
+
+def _code(e: Exception) -> str:
+    return type(e).__name__.removesuffix("Error").lower() or "refused"
+
+
+def _stage_draws(cfg: Config, tickets: TicketDesk, zone: ZoneInfo) -> dict[str, StageDraw]:
+    programs = {p.id: p for p in cfg.ticket_programs}
+    out: dict[str, StageDraw] = {}
+    for dc in cfg.ticket_draws:
+        prog = programs[dc.program]
+        draw = tickets.plan.draw(dc.id)
+        at = draw.at.astimezone(zone)
+        out[dc.id] = StageDraw(
+            draw=draw,
+            rules=prog.stage.rules(dc.winners, dc.prizes),
+            promotion_id=prog.promotion,
+            program_name=prog.name or prog.id,
+            proxy_conflict=prog.stage.conflict,
+            proxy_deadline=at - timedelta(minutes=prog.stage.proxy_deadline_minutes),
+            collect_days=prog.stage.collect_days,
+            announce_name=prog.stage.announce_name,
+            announce_where=prog.stage.announce_where,
+            day=at.date(),
+        )
+    return out
