@@ -12,6 +12,9 @@ Routes (roles from the table in raps.auth; every one is checked by its Guard):
 | GET /ops | ops, admin | pools and health |
 | GET /admin | admin | users and config |
 | GET /audit | auditor, admin | journal export and verification data |
+| GET /stage | stage host, admin | the stage host's page: run a ticket draw |
+| GET /rewards | rewards desk, admin | the Rewards desk: prize letters, collection, proxies |
+| GET /stage/screen | public | the audience's screen (its display token in the fragment) |
 | GET /static/public/{name} | public | the login page's style and script, the receipt's style |
 | GET /static/{name} | signed in | the other pages' scripts and styles |
 | GET /api/me | signed in | who am I, the CSRF token, the server's clock |
@@ -40,8 +43,10 @@ from raps.auth import (
     DISPATCHERS,
     OPERATORS,
     READERS,
+    REWARDS_DESKS,
     RUNNERS,
     SIGNED_IN,
+    STAGE_HOSTS,
     WATCHERS,
     Public,
     home_for,
@@ -69,6 +74,8 @@ PAGES: dict[str, tuple[str, frozenset[str]]] = {
     "/ops": ("ops.html", OPERATORS),
     "/admin": ("admin.html", ADMINS),
     "/audit": ("audit.html", AUDITORS),
+    "/stage": ("stage.html", STAGE_HOSTS),
+    "/rewards": ("rewards.html", REWARDS_DESKS),
 }
 
 
@@ -126,6 +133,12 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     @app.get("/login", tags=["pages"], response_class=HTMLResponse, dependencies=public_page)
     async def login_page() -> HTMLResponse:
         return html("login.html")
+
+    @app.get("/stage/screen", tags=["pages"], response_class=HTMLResponse,
+             dependencies=public_page)  # fmt: skip
+    async def stage_screen_page() -> HTMLResponse:
+        # a shell without data: its script reads the draw and token from the fragment
+        return html("stage-screen.html")
 
     @app.post("/login", tags=["auth"], dependencies=public)
     async def login(body: LoginBody, request: Request) -> Response:
