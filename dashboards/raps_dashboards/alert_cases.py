@@ -257,6 +257,20 @@ ALERT_CASES: tuple[AlertCase, ...] = (
         fires=(Fires({"site": "golden-horse"}, 1.0),),
     ),
     AlertCase(
+        "RapsPrizesOverdue",
+        "golden-horse has one prize overdue from 10m; silver-sands has prizes awaiting "
+        "collection, none overdue.",
+        {
+            series("raps_prizes_uncollected", GH, state="overdue"): "0x9 1x80",
+            series("raps_prizes_uncollected", GH, state="awaiting"): "2x9 1x80",
+            series("raps_prizes_uncollected", SS, state="overdue"): "0x90",
+            series("raps_prizes_uncollected", SS, state="awaiting"): "3x90",
+        },
+        quiet_at=("30m",),
+        fires_at="75m",
+        fires=(Fires({"site": "golden-horse"}, 1.0),),
+    ),
+    AlertCase(
         "RapsNotReady",
         "golden-horse turns not ready at 6m; silver-sands stays ready.",
         {f"raps_ready{{{GH}}}": "1x5 0x10", f"raps_ready{{{SS}}}": "1x15"},

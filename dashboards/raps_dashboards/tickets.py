@@ -190,16 +190,49 @@ def build() -> dm.Dashboard:
             h=8,
         ),
     ]
+    stage_records = sel("raps_stage_records_total")
+    awaiting = sel("raps_prizes_uncollected", 'state="awaiting"')
+    overdue = sel("raps_prizes_uncollected", 'state="overdue"')
+    stage: list[AnyPanel] = [
+        single(
+            "Prizes awaiting collection",
+            "Ticket-draw prize letters issued and not collected yet, within their collection "
+            "window (15 days by default).",
+            [q(f"sum({awaiting}) or vector(0)")],
+            decimals=0,
+        ),
+        single(
+            "Prizes overdue",
+            "Prize letters past their collection window, never collected: forfeit, listed on "
+            "the Rewards desk page (RapsPrizesOverdue).",
+            [q(f"sum({overdue}) or vector(0)")],
+            steps=[(None, "green"), (1, "orange")],
+            decimals=0,
+        ),
+        ts(
+            "Stage draw records",
+            "Ticket draws on stage per 5 minutes, by record: draw.picked (winners drawn), "
+            "draw.presented, draw.awarded, draw.no_show (redraws follow), draw.voided.",
+            [q(f"sum by (type) (increase({stage_records}[$__interval]))", "{{type}}")],
+            unit="none",
+            bars=True,
+            stack=True,
+            min_interval="5m",
+            w=12,
+        ),
+    ]
     return dashboard(
         "raps-tickets",
         "RAPS tickets",
         "Draw tickets: credited per bin and cause, entered and receipts per bin and channel, "
-        "entry refusals by reason, tickets and players per bin and tier.",
+        "entry refusals by reason, tickets and players per bin and tier, and the draws on "
+        "stage with their prizes.",
         [
             ("Now", now),
             ("Credits and entries", flow),
             ("Refusals", refused),
             ("Bins", bins),
+            ("Draws on stage", stage),
         ],
         variables=[bin_var],
     )
