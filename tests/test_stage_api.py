@@ -274,6 +274,15 @@ async def test_the_days_winners_are_barred_under_a_per_day_limit(daily: Env) -> 
     only = (await env.host("draw", draw=LATE)).json()["picks"][0]
     assert only["card"] not in winners  # the one player who did not win today
     assert (await env.host("draw", draw=LATE)).status_code == 409  # one pending at a time
+    r = await env.host("picks/1/present", draw=LATE, presenter="winner", document="sa_id",
+                       last_digits="12", receipt=receipt[only["card"]])  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert (await env.host("close", draw=LATE, force=True)).status_code == 200
+    # offline, the day's two draws are checked together: nobody won twice that day
+    entries, recs = await read_database(env.cfg.storage.url)
+    report = check(entries, recs, None, from_genesis=True)
+    assert report.ok, report.lines()
+    assert report.draws == {EVENING: [], LATE: []}
 
 
 async def test_proxies_follow_their_rules(env: Env) -> None:

@@ -152,8 +152,9 @@ class StageDesk:
             if sealed is not None:
                 seed = self.sealer.unseal(stream, *sealed)
         s = TicketDrawSession.restore(
-            stream, draw_id, self.bin_id(draw_id), sd.day, sd.rules, records, seed
-        )
+            stream, draw_id, self.bin_id(draw_id), sd.day, sd.rules, records, seed,
+            promotion_id=sd.promotion_id,
+        )  # fmt: skip
         if s.state is SessionState.OPEN:
             # entries committed after the draw's last record: staged again, as before
             seen = s.bin_view()

@@ -129,8 +129,10 @@ class TicketDrawSession:
         day: date,
         rules: DrawRules,
         rehearsal: bool = False,
+        promotion_id: str = "",
     ) -> None:
         self.session_id = _text("session id", session_id)
+        self.promotion_id = promotion_id  # recorded at open: the per-day limit is per promotion
         self.draw_id = _text("draw id", draw_id)
         self.bin_id = _text("bin id", bin_id)
         self.day = day  # the promotional day (per-day win limit)
@@ -400,7 +402,8 @@ class TicketDrawSession:
             self.state = SessionState.OPEN
             self._emit(
                 cmd, cmd.at, cmd.actor, OPENED,
-                bin_id=self.bin_id, day=self.day.isoformat(), rules=self.rules.to_dict(),
+                bin_id=self.bin_id, promotion_id=self.promotion_id, day=self.day.isoformat(),
+                rules=self.rules.to_dict(),
                 commitment=self.commitment, derivation=DERIVATION_V2,
                 bin=items, bin_count=count, bin_total=total,
                 bin_digest=digest, barred=bars,
@@ -693,6 +696,7 @@ class TicketDrawSession:
         records: Iterable[Record],
         seed: bytes | None,
         rehearsal: bool = False,
+        promotion_id: str = "",
     ) -> TicketDrawSession:
         """Rebuild a draw from its journal after a restart.
 
@@ -701,7 +705,7 @@ class TicketDrawSession:
         keeps the rules it opened with, whatever the config says now), each pick's
         recorded bin is checked against the rebuilt one, and the seed (unsealed by the
         daemon) must match the commitment."""
-        s = cls(session_id, draw_id, bin_id, day, rules, rehearsal)
+        s = cls(session_id, draw_id, bin_id, day, rules, rehearsal, promotion_id)
         by_command: dict[str, list[Record]] = {}
         for rec in records:
             if rec.session_id != session_id:
@@ -727,6 +731,7 @@ class TicketDrawSession:
             self.state = SessionState.OPEN
             self.commitment = d["commitment"]
             self.bin_id = d["bin_id"]
+            self.promotion_id = d.get("promotion_id", self.promotion_id)
             self.day = date.fromisoformat(d["day"])
             self.rules = DrawRules.from_dict(d["rules"])
             cards = [c for c, _ in d["bin"]]
