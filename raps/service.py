@@ -89,6 +89,7 @@ class Service:
         self.journal = JournalStore(engine)
         self.floorlog = FloorLog(engine)
         self._lock = asyncio.Lock()
+        self._floorlog_lock = asyncio.Lock()
         self.tickets = TicketDesk(
             cfg.ticket_plan(), self.journal, self._lock, metrics, self._flush_floor_log
         )
@@ -238,15 +239,19 @@ class Service:
         await self.tickets.sync()
 
     async def _flush_floor_log(self) -> None:
-        batch, self._unflushed = self._unflushed, []
-        try:
-            await self.floorlog.append(batch)
-        except Exception:
-            self._unflushed[:0] = batch  # keep them for the next try
-            self.storage_ok = False
-            self.log.exception("floor event log write failed")
-            raise
-        self.storage_ok = True
+        """Write the events ingested so far. Flushes run one at a time, in order (a later
+        batch must never be durable before an earlier one), under their own lock: not the
+        journal's, so commands and ticket entries keep committing meanwhile."""
+        async with self._floorlog_lock:
+            batch, self._unflushed = self._unflushed, []
+            try:
+                await self.floorlog.append(batch)
+            except Exception:
+                self._unflushed[:0] = batch  # keep them for the next try
+                self.storage_ok = False
+                self.log.exception("floor event log write failed")
+                raise
+            self.storage_ok = True
 
     async def snapshot_floor(self) -> None:
         await self.flush_events()

@@ -772,6 +772,10 @@ class Floor:
     def snapshot(self) -> dict[str, Any]:
         """The floor's state as JSON-ready data; `restore` rebuilds pools from it.
 
+        Enum members go in as they are (StrEnum: they are their values, for any JSON
+        encoder): reading `.value` 100,000 times was half the capture time at 50,000
+        players, and the capture holds the event loop.
+
         Pools, statuses and counters are derived data and are not stored: they are
         recomputed from the players, so a snapshot cannot disagree with itself.
         """
@@ -782,8 +786,8 @@ class Floor:
             prof = p.profile
             players.append([
                 p.card,
-                None if prof is None else [prof.tier.value, prof.display_name, prof.age_verified,
-                                           sorted(e.value for e in prof.exclusions),
+                None if prof is None else [prof.tier, prof.display_name, prof.age_verified,
+                                           sorted(prof.exclusions) if prof.exclusions else [],
                                            prof.block_reason],
                 p.kind, p.machine.info.machine if p.machine is not None else None,
                 p.table, p.seat, p.active, p.active_since, p.last_game, list(p.points),
@@ -794,7 +798,7 @@ class Floor:
             "windows": windows,
             "players": players,
             "machines": [
-                [mid, m.status.value, m.last_game]
+                [mid, m.status, m.last_game]
                 for mid, m in self._machines.items()
                 if m.last_game or m.status != MachineStatus.ONLINE
             ],

@@ -265,17 +265,30 @@ class TicketDesk:
         return self._taken
 
     async def sync(self, upto: int | None = None) -> None:
-        """Commit every pending record (up to `upto` at least) in one journal append."""
+        """Commit every pending record (up to `upto` at least) in one journal append.
+
+        Points credits cite floor events, which must be durable first: the floor log is
+        flushed before the journal lock is taken, so entries queued behind the lock do
+        not wait for it too; under the lock only credits made since need another flush.
+        """
         upto = self._take() if upto is None else max(upto, self._take())
         if self._durable >= upto:
             return
+        covered = 0  # credits up to this local sequence cite events already flushed
+        mark = self._taken
+        if any(_cites_floor_events(r) for _, r, _ in self._pending):
+            try:
+                await self._flush_floor_log()
+                covered = mark
+            except Exception:
+                covered = 0  # flushed again (and the failure reported) under the lock
         async with self._lock:
             if self._durable >= upto:
                 return  # another caller's commit carried these records
             self._take()
             batch = list(self._pending)
             try:
-                if any(_cites_floor_events(r) for _, r, _ in batch):
+                if any(_cites_floor_events(r) for seq, r, _ in batch if seq > covered):
                     await self._flush_floor_log()
                 entries = await self.journal.append(
                     [self._journal_record(r, a) for _, r, a in batch]
