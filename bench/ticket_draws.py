@@ -48,7 +48,7 @@ from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     pg_server,
     print_result,
     say,
@@ -57,12 +57,12 @@ from bench.harness import (  # noqa: E402
     summary_ms,
     version_of,
 )
-from raps.gcpolicy import settle_after_start  # noqa: E402
-from selector.records import Actor  # noqa: E402
-from selector.session import Command  # noqa: E402
-from selector.tickets.draw_rules import DrawRules  # noqa: E402
-from selector.tickets.draw_session import TicketDrawSession  # noqa: E402
-from selector.tickets.draw_verify import verify_draw  # noqa: E402
+from raps.gcpolicy import settle_after_start
+from selector.records import Actor
+from selector.session import Command
+from selector.tickets.draw_rules import DrawRules
+from selector.tickets.draw_session import TicketDrawSession
+from selector.tickets.draw_verify import verify_draw
 
 TZ = ZoneInfo("Africa/Johannesburg")
 PLAYERS, TICKETS = 200_000, 20_000_000
@@ -341,8 +341,13 @@ def main(argv: list[str] | None = None) -> int:
     say(f"ticket draws benchmark: python {sys.version.split()[0]}, sortedcontainers "
         f"{version_of('sortedcontainers')}, {os.cpu_count()} CPUs")  # fmt: skip
     core = part_core(args)
-    result: dict[str, Any] = {"benchmark": "ticket_draws", "quick": args.quick,
-                              "players": args.players, "tickets": args.tickets, "core": core}  # fmt: skip
+    result: dict[str, Any] = {
+        "benchmark": "ticket_draws",
+        "quick": args.quick,
+        "players": args.players,
+        "tickets": args.tickets,
+        "core": core,
+    }
     if not args.skip_daemon:
         with tempfile.TemporaryDirectory(prefix="raps-draws-") as d:
             result["daemon"] = part_daemon(args, Path(d))

@@ -390,8 +390,8 @@ async def test_collection_in_time_with_a_drawn_signature(env: Env) -> None:
     collected = [r for r in await records(env, "prizes") if r["type"] == "prize.collected"]
     assert len(collected) == 1
     assert collected[0]["data"]["signature"]["kind"] == "drawn"
-    early = await env.client.post(f"/api/prizes/{letter_no}/forfeit",
-                                  json={"command_id": "f1", "reason": "x"}, headers=desk)  # fmt: skip
+    forfeit = {"command_id": "f1", "reason": "x"}
+    early = await env.client.post(f"/api/prizes/{letter_no}/forfeit", json=forfeit, headers=desk)
     assert early.status_code == 409  # collected: nothing to close
     not_png = {**body, "command_id": "c2", "signature": {"kind": "drawn", "png": "data:,x"}}
     assert (await env.client.post(f"/api/prizes/{letter_no}/collect", json=not_png,
