@@ -172,9 +172,32 @@ const RAPS = (() => {
     };
   }
 
+  // The command buttons of a page (data-cmd): all off while one command is in flight,
+  // and each may also be blocked on its own (a draw whose pool is empty, say).
+  function commandButtons() {
+    let busy = false;
+    const refresh = (b) => { b.disabled = busy || b.dataset.blocked === "1"; };
+    return {
+      button(attrs, ...children) {
+        const b = el("button", { type: "button", ...attrs, dataset: { cmd: "1", ...(attrs.dataset || {}) } }, ...children);
+        refresh(b);
+        return b;
+      },
+      setBlocked(button, blocked) {
+        button.dataset.blocked = blocked ? "1" : "0";
+        refresh(button);
+      },
+      setBusy(value) {
+        busy = value;
+        for (const b of document.querySelectorAll("button[data-cmd]")) refresh(b);
+      },
+      get busy() { return busy; },
+    };
+  }
+
   return {
     el, getJSON, post, loadMe, syncClock, now, secondsLeft, signOut, uuid, where, KIND,
-    PRIZE, money, outcome, clockText, liveStream, toLogin,
+    PRIZE, money, outcome, clockText, liveStream, toLogin, commandButtons,
     get me() { return me; },
   };
 })();

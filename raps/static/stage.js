@@ -33,7 +33,6 @@
   let draws = [];
   let did = null; // the selected draw
   let view = null; // its host view
-  let busy = false;
   let retryNow = null;
   let listTimer = null;
   let poll = { token: 0, failures: 0 };
@@ -88,23 +87,8 @@
   }
 
   // Buttons that send a command carry data-cmd; they are all off while one is in flight.
-  function cmdButton(attrs, ...children) {
-    const b = el("button", { type: "button", ...attrs, dataset: { cmd: "1", ...(attrs.dataset || {}) } }, ...children);
-    b.disabled = busy || b.dataset.blocked === "1";
-    return b;
-  }
-
-  function setBlocked(button, blocked) {
-    button.dataset.blocked = blocked ? "1" : "0";
-    button.disabled = busy || blocked;
-  }
-
-  function setBusy(value) {
-    busy = value;
-    for (const b of document.querySelectorAll("button[data-cmd]")) {
-      b.disabled = busy || b.dataset.blocked === "1";
-    }
-  }
+  const commands = RAPS.commandButtons();
+  const { button: cmdButton, setBlocked, setBusy } = commands;
 
   // Two taps for what cannot be undone: the first arms the button for 4 s.
   function confirmTap(button, armedText, action) {
@@ -167,7 +151,7 @@
   }
 
   function command(path, body, label) {
-    if (busy || !did) return Promise.resolve(null);
+    if (commands.busy || !did) return Promise.resolve(null);
     const cmd = { did, path, label, body: { ...body, command_id: RAPS.uuid() } };
     localStorage.setItem(pendingKey(), JSON.stringify(cmd));
     return send(cmd);
