@@ -273,6 +273,11 @@ STAFF_NO_PW = '[[users]]\nname = "ann"\nrole = "marketing"\n'
 KIOSK = f'[[users]]\nname = "ehost-01"\nrole = "kiosk"\napi_token_hash = \'{HASH}\'\n'
 
 # (case id, config text, a fragment the message must contain)
+STAGE = "\n[ticket_programs.stage]\n"
+ADD_ON = (
+    '[[ticket_programs.stage.add_ons]]\nid = "app"\nname = "App"\nrequires = "app_registered"\n'
+    "prizes = [{ amount = 50000 }]\n"
+)
 BAD_TICKETS: list[tuple[str, str, str]] = [
     (
         "entry window that ends before it opens",
@@ -487,6 +492,38 @@ BAD_TICKETS: list[tuple[str, str, str]] = [
         "misspelt draw key",
         tickets(PROGRAM, draw(0, close='"2026-04-25 19:55"')),
         "raps.toml: ticket_draws[0].close: unknown key (did you mean 'closes'?)",
+    ),
+    (
+        "misspelt stage key",
+        tickets(PROGRAM + STAGE + "present_secs = 90\n", draw(0)),
+        "raps.toml: ticket_programs[0].stage.present_secs: unknown key (did you mean "
+        "'present_seconds'?)",
+    ),
+    (
+        "a device's prize with an amount",
+        tickets(PROGRAM + STAGE + 'prizes = [{ kind = "device", amount = 5 }]\n', draw(0)),
+        'raps.toml: ticket_programs[0].stage.prizes[0].amount: does not apply to kind = "device"',
+    ),
+    (
+        "a cash prize without its amount",
+        tickets(PROGRAM + STAGE + 'prizes = [{ kind = "cash" }]\n', draw(0)),
+        'raps.toml: ticket_programs[0].stage.prizes[0].amount: missing (kind = "cash" needs it)',
+    ),
+    (
+        "unknown win limit",
+        tickets(PROGRAM + STAGE + 'win_limit = "per_week"\n', draw(0)),
+        "raps.toml: ticket_programs[0].stage.win_limit: must be 'per_draw' or 'per_day', not "
+        "'per_week'",
+    ),
+    (
+        "more prizes than winners",
+        tickets(PROGRAM, draw(0, winners="1", prizes='[{ kind = "device" }, { kind = "device" }]')),
+        "raps.toml: ticket_draws[0].prizes: 2 prizes for 1 winners",
+    ),
+    (
+        "an add-on id twice",
+        tickets(PROGRAM + STAGE + ADD_ON + ADD_ON, draw(0)),
+        "raps.toml: ticket_programs[0].stage.add_ons[1].id: 'app' is used twice",
     ),
     (
         "kiosk without an API token",
