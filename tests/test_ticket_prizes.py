@@ -13,6 +13,7 @@ import pytest
 
 from selector.records import Actor, Record
 from selector.session import Command, CommandConflict
+from selector.tickets.announcing import announcement, describe, money, prize_text
 from selector.tickets.draw_rules import GOLD_REEF_ADD_ONS, DocumentType, PrizeKind, PrizeSpec
 from selector.tickets.prizes import (
     COLLECTED,
@@ -23,10 +24,6 @@ from selector.tickets.prizes import (
     PrizeLine,
     PrizeReason,
     PrizeRefused,
-    announcement,
-    describe,
-    money,
-    prize_text,
 )
 from selector.tickets.records import verification_code
 

@@ -25,7 +25,8 @@ from fpdf.enums import XPos, YPos
 from fpdf.fonts import TTFFont
 
 from raps.redact import mask_card
-from selector.tickets.prizes import Letter, kind_label, money
+from selector.tickets.announcing import kind_label, money
+from selector.tickets.prizes import Letter
 
 DEFAULT_TZ = "Africa/Johannesburg"
 CSS_HREF = "/static/public/letter.css"

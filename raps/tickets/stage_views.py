@@ -13,9 +13,10 @@ from typing import Any
 
 from raps.redact import mask_card, short_name
 from raps.tickets.stage import StageDesk, StageDraw
+from selector.tickets.announcing import announcement, money
 from selector.tickets.draw_picks import Award, Presentation, TicketPick
 from selector.tickets.draw_rules import PrizeSpec
-from selector.tickets.prizes import Letter, announcement, money
+from selector.tickets.prizes import Letter
 from selector.tickets.proxies import Nomination
 
 
