@@ -3,11 +3,15 @@
 It writes a demo config under var/demo/ (SQLite database, a generated seed key, an
 in-process MQTT broker, a simulated floor of 500 machines and 40 tables, 32 of them
 also speaking SAS to the real poller over the in-memory transport), starts the
-daemon, prints the URLs of its API, /healthz and /metrics, and then plays a
-marketing user through a rehearsal bonus jackpot session over the HTTP API: draws,
-a no-show after the claim window, a void, envelope prizes, close, and the
-verification of every pick from the journal.  Nothing is canned: the floor is
+daemon and plays a marketing user through a rehearsal bonus jackpot session over the
+HTTP API: draws, a no-show after the claim window, a void, envelope prizes, close, and
+the verification of every pick from the journal.  Nothing is canned: the floor is
 simulated live and the seed is new on every run.
+
+Then it leaves something for a person to do: a second rehearsal session stays
+scheduled for the handheld, and a ticket draw whose bin an e-Host kiosk has just filled
+waits for the stage host; the last thing printed is every page's URL with a user (and
+PIN) for every role, so it does not scroll away.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -25,19 +29,61 @@ import httpx
 from raps.audit import check, read_database
 from raps.config import Config, hash_secret, parse_config
 from raps.daemon import Daemon
+from raps.floorsim import FloorSimulator
 from raps.logs import configure
 
 TZ = ZoneInfo("Africa/Johannesburg")
 CLAIM_SECONDS = 20  # shorter than the seed's 90 s so the demo shows a no-show quickly
 ENVELOPES = (50_000, 100_000, 200_000, 500_000)
+STAGE_DRAW = "demo-stage"
+DEVICES = ("kiosk", "stage_screen", "stage_host")  # the API tokens the demo itself uses
+ENTRANTS = 40  # players the demo's kiosk enters into the ticket draw
+# the people of the demo, by role: the user name, and the page they start on
+PEOPLE = {
+    "marketing": ("demo-marketing", "/handheld"),
+    "security": ("demo-security", "/dispatch"),
+    "stage_host": ("demo-stage", "/stage"),
+    "rewards_desk": ("demo-rewards", "/rewards"),
+    "ops": ("demo-ops", "/ops"),
+    "admin": ("demo-admin", "/admin"),
+    "auditor": ("demo-auditor", "/audit"),
+}
+
+
+def _local(dt: datetime) -> str:
+    return dt.astimezone(TZ).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _people(pins: dict[str, str], tokens: dict[str, str]) -> str:
+    """Users for every role; the demo script calls the API as marketing and stage host."""
+    out = []
+    for role, (name, _) in PEOPLE.items():
+        pin = pins.get(name, secrets.token_urlsafe(16))
+        extra = f'api_token_hash = "{hash_secret(tokens[role])}"\n' if role in tokens else ""
+        out.append(f'[[users]]\nname = "{name}"\nrole = "{role}"\n'
+                   f'password_hash = "{hash_secret(pin)}"\n{extra}')  # fmt: skip
+    return "\n".join(out)
 
 
 def demo_config(
-    folder: Path, token: str, session_id: str, now: datetime, pins: dict[str, str] | None = None
+    folder: Path,
+    token: str,
+    session_id: str,
+    now: datetime,
+    pins: dict[str, str] | None = None,
+    devices: dict[str, str] | None = None,
+    sim_seed: int = 1,
 ) -> Config:
-    """A complete config for the demo; every value here is an ordinary config key."""
+    """A complete config for the demo; every value here is an ordinary config key.
+
+    `devices`: the API tokens of the demo's e-Host kiosk ("kiosk"), stage screen
+    ("stage_screen") and stage host script ("stage_host"); `sim_seed`: the simulated
+    floor's, so the demo knows its players.
+    """
     pins = pins or {}
+    devices = devices or {r: secrets.token_urlsafe(24) for r in DEVICES}
     db = (folder / "raps.db").resolve()
+    h = timedelta(hours=1)
     text = f"""
 [site]
 id = "demo"
@@ -65,6 +111,7 @@ machines = 500
 tables = 40
 players = 4000
 events_per_second = 150
+seed = {sim_seed}
 # 32 of the machines also play through simulated SAS machines and the real SAS poller
 sas_machines = 32
 
@@ -82,16 +129,50 @@ starts = "{now.isoformat(timespec="seconds")}"
 claim_seconds = {CLAIM_SECONDS}
 rehearsal = true
 
+# yours: a rehearsal session left for the handheld, with the seed's 90 s to present
+[[sessions]]
+id = "{session_id}-yours"
+promotion = "raps-demo"
+starts = "{now.isoformat(timespec="seconds")}"
+claim_seconds = 90
+rehearsal = true
+
+# a ticket draw for the stage: complimentary tickets by tier, entered by the demo's kiosk
+[[ticket_programs]]
+id = "demo-tickets"
+promotion = "raps-demo"
+name = "Demo ticket draws"
+complimentary = {{ ten = 5, jack = 10, queen = 15, king = 20, ace = 25 }}
+[ticket_programs.period]
+kind = "fixed_start_to_draw"
+start = "{_local(now - h)}"
+[ticket_programs.stage]
+prizes = [{{ kind = "cash", amount = 500000 }}, {{ kind = "device" }}]
+[[ticket_programs.stage.add_ons]]
+id = "app"
+name = "Casino app registered"
+requires = "app_registered"
+prizes = [{{ amount = 50000, kind = "cash" }}]
+
+[[ticket_draws]]
+id = "{STAGE_DRAW}"
+program = "demo-tickets"
+name = "Demo ticket draw"
+at = "{_local(now + 2 * h)}"
+opens = "{_local(now - h)}"
+closes = "{_local(now + h)}"
+winners = 5
+
+{_people(pins, {"marketing": token, "stage_host": devices["stage_host"]})}
 [[users]]
-name = "demo-marketing"
-role = "marketing"
-password_hash = "{hash_secret(pins.get("demo-marketing", secrets.token_urlsafe(16)))}"
-api_token_hash = "{hash_secret(token)}"
+name = "demo-kiosk"
+role = "kiosk"
+api_token_hash = "{hash_secret(devices["kiosk"])}"
 
 [[users]]
-name = "demo-security"
-role = "security"
-password_hash = "{hash_secret(pins.get("demo-security", secrets.token_urlsafe(16)))}"
+name = "demo-screen"
+role = "stage_screen"
+api_token_hash = "{hash_secret(devices["stage_screen"])}"
 
 [logging]
 format = "console"
@@ -163,13 +244,62 @@ class DemoMarketing:
         say(f"session closed; revealed seed {summary['seed']}")
 
 
+async def enter_tickets(
+    url: str, token: str, cfg: Config, now: datetime, seed: int
+) -> list[tuple[str, str]]:
+    """The demo's e-Host kiosk enters directory players into the stage's ticket draw:
+    (card, receipt number) of each entry."""
+    sim_cfg = cfg.floor.simulate
+    assert sim_cfg is not None
+    sim = FloorSimulator(cfg.layout(), sim_cfg.players, now, seed=seed)
+    cards = [p.card for p in sim.players if p.in_directory and p.age_verified and not p.exclusions]
+    entered: list[tuple[str, str]] = []
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"},
+                                 timeout=30) as kiosk:  # fmt: skip
+        for i, card in enumerate(cards[:ENTRANTS]):
+            body = {"request_id": f"demo-kiosk-{i}", "card": card, "draw": STAGE_DRAW}
+            r = await kiosk.post("/api/tickets/kiosk/entries", json=body)
+            if r.is_success:
+                entered.append((card, r.json()["receipt_no"]))
+    return entered
+
+
+async def open_for_you(url: str, marketing: str, host: str, session_id: str) -> None:
+    """Open the rehearsal session and the ticket draw left for a person to run."""
+    for who, path in ((marketing, f"/api/sessions/{session_id}-yours/open"),
+                      (host, f"/api/stage/draws/{STAGE_DRAW}/open")):  # fmt: skip
+        async with httpx.AsyncClient(base_url=url, timeout=30,
+                                     headers={"Authorization": f"Bearer {who}"}) as c:  # fmt: skip
+            r = await c.post(path, json={"command_id": f"demo-open-{path}"})
+            r.raise_for_status()
+
+
+def your_turn(url: str, session_id: str, pins: dict[str, str], screen_token: str) -> list[str]:
+    """The block printed last: what a person can open, and who to sign in as."""
+    lines = ["", "== Your turn: the daemon keeps running (Ctrl-C stops it) ==", ""]
+    for _role, (name, page) in PEOPLE.items():
+        lines.append(f"  {url}{page:<10} sign in as {name:<15} PIN {pins[name]}")
+    lines += [
+        "",
+        f"  handheld: rehearsal session {session_id}-yours is open: draw, verify, award, close",
+        f"  stage:    ticket draw {STAGE_DRAW} is open over the bin the demo's kiosk filled:",
+        "            draw a winner, present them (any ID's last digits, and the receipt of",
+        "            the winner's card from the list above), award, then collect it on /rewards",
+        f"  audience screen: {url}/stage/screen#draw={STAGE_DRAW}&token={screen_token}",
+        f"  metrics {url}/metrics   health {url}/healthz {url}/readyz   OpenAPI {url}/openapi.json",
+    ]
+    return lines
+
+
 async def run_demo(folder: Path, duration: float | None = None) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     now = datetime.now(TZ)
     token = secrets.token_urlsafe(24)
+    devices = {r: secrets.token_urlsafe(24) for r in DEVICES}
+    sim_seed = secrets.randbits(31)
     session_id = f"demo-{now:%Y%m%d-%H%M%S}"
-    pins = {user: f"{secrets.randbelow(10**6):06d}" for user in ("demo-marketing", "demo-security")}
-    cfg = demo_config(folder, token, session_id, now, pins)
+    pins = {name: f"{secrets.randbelow(10**6):06d}" for name, _ in PEOPLE.values()}
+    cfg = demo_config(folder, token, session_id, now, pins, devices, sim_seed)
     configure(cfg.logging.format, cfg.logging.level, cfg.site.id)
     daemon = Daemon(cfg, create_key=True)
     runner = asyncio.create_task(daemon.run())
@@ -180,25 +310,28 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
     url = daemon.url
     print(f"RAPS demo daemon running on a simulated floor (database {folder}/raps.db)")
     print(f"  API        {url}/api/sessions   (Authorization: Bearer {token})")
-    print(f"  handheld   {url}/handheld   (sign in: demo-marketing, PIN {pins['demo-marketing']})")
-    print(f"  dispatch   {url}/dispatch   (sign in: demo-security, PIN {pins['demo-security']})")
-    print(f"  OpenAPI    {url}/openapi.json   (signed in, or with the bearer token)")
-    print(f"  health     {url}/healthz   {url}/readyz")
-    print(f"  metrics    {url}/metrics")
     if daemon.broker is not None:
         print(f"  MQTT       mqtt://127.0.0.1:{daemon.broker.port}/raps/v1/demo/draws/#")
-    code = 0
     async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"},
                                  timeout=30) as client:  # fmt: skip
         while not (await client.get("/readyz")).is_success:
             await asyncio.sleep(0.5)
         await asyncio.sleep(5)  # let the floor play a little
         await DemoMarketing(client, session_id).run(print)
+    entered = await enter_tickets(url, devices["kiosk"], cfg, now, sim_seed)
+    await open_for_you(url, token, devices["stage_host"], session_id)
+    print(
+        f"\nthe demo's e-Host kiosk entered {len(entered)} players into ticket draw "
+        f"{STAGE_DRAW}; their receipts (card: receipt), what a winner brings to the stage:"
+    )
+    for i in range(0, len(entered), 3):
+        print("  " + "   ".join(f"{c}: {r}" for c, r in entered[i : i + 3]))
     report = check(*await read_database(cfg.storage.url), None, from_genesis=True)
     for line in report.lines():
         print(line)
     code = 0 if report.ok else 1
-    print(f"\nThe daemon keeps running: {url}/metrics  (Ctrl-C stops it)")
+    for line in your_turn(url, session_id, pins, devices["stage_screen"]):
+        print(line)
     if duration is not None:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(runner), duration)
