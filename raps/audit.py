@@ -35,6 +35,9 @@ class Report:
     last: Head | None = None
     chain_error: str | None = None
     sessions: dict[str, list[str]] = field(default_factory=dict)  # closed: mismatches
+    # journaled overrides (a live session opened or drawn outside its window): not
+    # mismatches, but exceptions the inspector is shown, each with who and why
+    exceptions: dict[str, list[str]] = field(default_factory=dict)
     open_sessions: list[str] = field(default_factory=list)
     picks: int = 0
     # ticket bins: the rules their records break (recomputed from the records alone)
@@ -66,8 +69,12 @@ class Report:
                 out += [f"  {p}" for p in problems]
             else:
                 out.append(f"session {sid}: OK (every pick recomputed)")
+            for e in self.exceptions.get(sid, []):
+                out.append(f"  EXCEPTION: {e}")
         for sid in self.open_sessions:
             out.append(f"session {sid}: not closed yet; seed unrevealed, chain checked only")
+            for e in self.exceptions.get(sid, []):
+                out.append(f"  EXCEPTION: {e}")
         for draw_id, problems in self.draws.items():
             if problems:
                 out.append(f"draw {draw_id}: FAILED ({len(problems)} mismatch(es))")
@@ -138,15 +145,30 @@ def check(
         elif sid.startswith("proxies:"):
             continue  # nominations: what they bar is checked in each draw's open
         elif any(r.get("type") == "session.closed" for r in recs):
+            _note_overrides(rep, sid, recs)
             try:
                 rep.sessions[sid] = [str(m) for m in verify_session(recs)]
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
                 rep.sessions[sid] = [f"records cannot be read: {e!r}"]
             rep.picks += sum(1 for r in recs if r.get("type") == "pick.drawn")
         else:
+            _note_overrides(rep, sid, recs)
             rep.open_sessions.append(sid)
     _check_days(rep, closed_draws)
     return rep
+
+
+def _note_overrides(rep: Report, sid: str, recs: list[dict[str, Any]]) -> None:
+    """A session's window overrides, as exceptions the report shows with who and why."""
+    for r in recs:
+        if r.get("type") != "session.override":
+            continue
+        d, actor = r.get("data", {}), r.get("actor", {})
+        window = d.get("window") or ["?", "?"]
+        rep.exceptions.setdefault(sid, []).append(
+            f"{d.get('action', '?')} at {r.get('at')} outside its window {window[0]} - "
+            f"{window[1]} by {actor.get('user')} ({actor.get('role')}): {d.get('reason')!r}"
+        )
 
 
 def _guarded(run: Any) -> list[str]:

@@ -332,23 +332,33 @@ class Service:
                     await self._journaled(s, partial(s.expire, now), None)
         await self.stage.tick()
 
-    async def open(self, session_id: str, actor: Actor, command_id: str) -> CommandResult:
+    async def open(
+        self, session_id: str, actor: Actor, command_id: str, override: str | None = None
+    ) -> CommandResult:
+        _overrider(actor, override)
+
         def action(s: DrawSession, cmd: Command) -> tuple[Outcome, Any]:
             if s.answered(command_id) or s.state != SessionState.SCHEDULED:
                 return s.open(cmd, bytes(SEED_BYTES)), None  # a retry: replayed, or refused
             seed = secrets.token_bytes(SEED_BYTES)
+            outcome = s.open(cmd, seed, override)  # refused outside the window: no seal
             nonce, ciphertext = self.sealer.seal(session_id, seed)
-            outcome = s.open(cmd, seed)
             return outcome, (session_id, commitment(seed), nonce, ciphertext)
 
         return await self._command(session_id, actor, command_id, action)
 
     async def draw(
-        self, session_id: str, actor: Actor, command_id: str, kind: PoolKind | str
+        self,
+        session_id: str,
+        actor: Actor,
+        command_id: str,
+        kind: PoolKind | str,
+        override: str | None = None,
     ) -> CommandResult:
+        _overrider(actor, override)
         started = time.perf_counter()
         result = await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.draw(cmd, kind), None)
+            session_id, actor, command_id, lambda s, cmd: (s.draw(cmd, kind, override), None)
         )
         if not result.outcome.replayed:
             self.metrics.pick_latency.observe(time.perf_counter() - started)
@@ -562,6 +572,12 @@ class Service:
                 self.log.exception("final floor snapshot failed")
             await self.journal.settle()
             await self.engine.dispose()
+
+
+def _overrider(actor: Actor, override: str | None) -> None:
+    """Only an admin may open or draw a live session outside its window (003 rule 20)."""
+    if override is not None and actor.role != "admin":
+        raise SessionError("only an admin may override a session's window")
 
 
 def pick_view(p: Pick) -> dict[str, Any]:

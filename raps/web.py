@@ -64,10 +64,13 @@ class CommandBody(BaseModel):
 class OpenBody(CommandBody):
     # a signed-in person opening a live session types this word (LIVE); programs need not
     confirm: str | None = Field(default=None, max_length=32)
+    # an admin opening a live session outside its window types why (journaled)
+    override_reason: str | None = Field(default=None, min_length=3, max_length=200)
 
 
 class DrawBody(CommandBody):
     kind: Literal["slots", "tables"]
+    override_reason: str | None = Field(default=None, min_length=3, max_length=200)
 
 
 class AwardBody(CommandBody):
@@ -321,11 +324,13 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
             raise HTTPException(
                 400, f"session {session_id} is live: type {LIVE_CONFIRMATION} to open it"
             )
-        return answer(await service.open(session_id, actor, body.command_id))
+        return answer(await service.open(session_id, actor, body.command_id, body.override_reason))
 
     @app.post("/api/sessions/{session_id}/draw", tags=["commands"])
     async def draw(session_id: str, body: DrawBody, actor: Runner) -> dict[str, Any]:
-        return answer(await service.draw(session_id, actor, body.command_id, body.kind))
+        return answer(
+            await service.draw(session_id, actor, body.command_id, body.kind, body.override_reason)
+        )
 
     @app.post("/api/sessions/{session_id}/picks/{pick}/verify", tags=["commands"])
     async def verify(

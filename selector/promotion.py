@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from selector.events import PoolKind, Tier
 from selector.layout import Machine, Table
@@ -102,9 +103,18 @@ class SessionRules:
     claim_seconds: float = 90.0
     exclude_no_shows: bool = True
     exclude_voided: bool = True
+    # [start, end) when a live session may be opened and drawn (003: 18:00-19:00); None:
+    # no window. Outside it an admin overrides with a reason, journaled (003 rule 20).
+    window: tuple[datetime, datetime] | None = None
 
     def __post_init__(self) -> None:
         if any(q < 0 for q in self.quotas.values()) or not any(self.quotas.values()):
             raise ValueError("quotas must be >= 0 and at least one must be positive")
         if self.claim_seconds <= 0:
             raise ValueError("claim_seconds must be positive")
+        if self.window is not None:
+            start, end = self.window
+            if start.tzinfo is None or end.tzinfo is None:
+                raise ValueError("a session window must be timezone-aware")
+            if end <= start:
+                raise ValueError("a session window must end after it starts")

@@ -38,6 +38,10 @@ class CommandConflict(SessionError):
     """A command id reused for a different command."""
 
 
+class OutsideWindow(SessionError):
+    """A live session opened or drawn outside its window without an override."""
+
+
 class SessionState(StrEnum):
     SCHEDULED = "scheduled"
     OPEN = "open"
@@ -242,13 +246,31 @@ class DrawSession:
 
     # ----------------------------------------------------------------- commands
 
-    def open(self, cmd: Command, seed: bytes) -> Outcome:
+    def _in_window(self, cmd: Command, action: str, override: str | None) -> None:
+        """003: a live session is opened and drawn only inside its window. An override
+        (an admin's typed reason: technical failure, rescheduling, 003 rule 20) goes in
+        the journal first, so the inspector sees the exception, never a silent one."""
+        window = self.rules.window
+        if window is None or self.rehearsal or window[0] <= cmd.at < window[1]:
+            return
+        start, end = window
+        if override is None or not override.strip():
+            raise OutsideWindow(
+                f"session {self.session_id} is {action} only from {start:%a %d %b %Y %H:%M} "
+                f"until {end:%H:%M} ({start.tzinfo}); an admin may override with a reason"
+            )
+        bounds = [start.isoformat(), end.isoformat()]
+        self._emit(cmd, cmd.at, cmd.actor, "session.override", action=action,
+                   reason=override.strip(), window=bounds)  # fmt: skip
+
+    def open(self, cmd: Command, seed: bytes, override: str | None = None) -> Outcome:
         """Open with a fresh secret seed; publishes only its commitment."""
         if len(seed) != SEED_BYTES:
             raise SessionError(f"seed must be {SEED_BYTES} bytes")
 
         def action() -> Outcome:
             self._require(SessionState.SCHEDULED)
+            self._in_window(cmd, "opened", override)
             self._seed = seed
             self.commitment = commitment(seed)
             self.state = SessionState.OPEN
@@ -267,7 +289,7 @@ class DrawSession:
 
         return self._run(cmd, ("open",), action)
 
-    def draw(self, cmd: Command, kind: PoolKind | str) -> Outcome:
+    def draw(self, cmd: Command, kind: PoolKind | str, override: str | None = None) -> Outcome:
         """Draw the next winner of a pool into its lowest free slot."""
         k = PoolKind(kind).value
 
@@ -281,6 +303,7 @@ class DrawSession:
                 raise SessionError(f"all {quota} {k} winners of this session are drawn")
             slot = free[0]
             attempt = self._slot_draws.get((k, slot), 0)
+            self._in_window(cmd, "drawn", override)  # last: an override is for a real draw
             return self._draw_into(cmd, k, slot, attempt)
 
         return self._run(cmd, ("draw", k), action)

@@ -115,6 +115,16 @@ class Config(StrictModel):
             gap = missing_local_time(s.starts, self.site.timezone)
             if gap is not None:
                 problems.append((f"sessions[{i}].starts", gap))
+            if s.ends is not None:
+                end_gap = missing_local_time(s.ends, self.site.timezone)
+                if end_gap is not None:
+                    problems.append((f"sessions[{i}].ends", end_gap))
+                elif gap is None and site_time(s.ends, self.site.timezone) <= site_time(
+                    s.starts, self.site.timezone
+                ):
+                    problems.append(
+                        (f"sessions[{i}].ends", f"must be after starts ({s.starts:%Y-%m-%d %H:%M})")
+                    )
         problems += self._layout_references()
         problems += self._sas_references()
         problems += self._ticket_references()
@@ -249,6 +259,9 @@ class Config(StrictModel):
                 claim_seconds=s.claim_seconds,
                 exclude_no_shows=s.exclude_no_shows,
                 exclude_voided=s.exclude_voided,
+                window=None
+                if s.ends is None
+                else (self.session_start(s), site_time(s.ends, self.site.timezone)),
             ),
         )
 

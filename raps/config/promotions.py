@@ -99,6 +99,7 @@ class SessionConfig(StrictModel):
     id: str
     promotion: str
     starts: datetime
+    ends: datetime | None = None  # the window closes; none: no window (set it for live ones)
     quotas: QuotasConfig = Field(default_factory=QuotasConfig)
     claim_seconds: float = Field(default=90.0, gt=0)
     exclude_no_shows: bool = True
@@ -110,10 +111,10 @@ class SessionConfig(StrictModel):
     def _plain_id(cls, v: str) -> str:
         return check_item_id(v)
 
-    @field_validator("starts", mode="before")
+    @field_validator("starts", "ends", mode="before")
     @classmethod
     def _iso(cls, v: Any) -> Any:
-        return parse_datetime(v)
+        return None if v is None else parse_datetime(v)
 
 
 def core_promotion(p: PromotionConfig, tz: str) -> Promotion:
