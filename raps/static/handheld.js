@@ -156,6 +156,19 @@
     const detail = typeof data.detail === "string" ? data.detail : `refused (${status})`;
     toast(detail, true);
     if (cmd.path === "close" && /pending/.test(detail)) $("force-close-btn").hidden = false;
+    // outside a live session's window only an admin goes on, with a reason the journal
+    // keeps and raps verify shows (003 rule 20); the same command, with the reason added
+    if (status === 409 && /an admin may override/.test(detail) && me.role === "admin") {
+      setTimeout(() => overrideWindow(cmd, detail), 0);
+    }
+  }
+
+  function overrideWindow(cmd, detail) {
+    const reason = window.prompt(`${detail}\n\nOverride as admin: type the reason (journaled, shown to the inspector)`);
+    if (!reason || reason.trim().length < 3) return;
+    const again = { ...cmd, label: `${cmd.label} (override)`, body: { ...cmd.body, override_reason: reason.trim() } };
+    localStorage.setItem(pendingKey(), JSON.stringify(again));
+    send(again);
   }
 
   // ------------------------------------------------------------------ loading
