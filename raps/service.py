@@ -26,8 +26,8 @@ from raps.chain import Head
 from raps.config import Config
 from raps.logs import get_logger
 from raps.metrics import Metrics
-from raps.redact import mask_card, short_name
 from raps.seal import SeedSealer
+from raps.session_views import pick_view, public_record
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.journal import JournalStore
@@ -41,7 +41,6 @@ from selector.session import (
     Command,
     DrawSession,
     Outcome,
-    Pick,
     Prize,
     PrizeKind,
     SessionError,
@@ -578,38 +577,3 @@ def _overrider(actor: Actor, override: str | None) -> None:
     """Only an admin may open or draw a live session outside its window (003 rule 20)."""
     if override is not None and actor.role != "admin":
         raise SessionError("only an admin may override a session's window")
-
-
-def pick_view(p: Pick) -> dict[str, Any]:
-    """What screens may show of a pick: masked card, first name and initial, location."""
-    return {
-        "pick": p.number,
-        "kind": p.kind,
-        "slot": p.slot,
-        "attempt": p.attempt,
-        "state": p.state.value,
-        "display_name": short_name(p.display_name),
-        "tier": p.tier,
-        "card": mask_card(p.card),
-        "location": p.location.to_dict(),
-        "drawn_at": p.drawn_at.isoformat(),
-        "deadline": p.deadline.isoformat(),
-        "prize": None
-        if p.prize is None
-        else {"amount": p.prize.amount, "kind": p.prize.kind.value, "envelope": p.prize.envelope},
-        "void_reason": p.void_reason,
-        "pool_size": p.pool_size,
-        "pool_digest": p.pool_digest,
-    }
-
-
-def public_record(rec: Record) -> dict[str, Any]:
-    """A record as signage and other systems may see it: no pool, masked card."""
-    d = rec.to_dict(plain=False)
-    data = {k: v for k, v in d["data"].items() if k != "pool"}
-    if "card" in data:
-        data["card"] = mask_card(data["card"])
-    if "display_name" in data:
-        data["display_name"] = short_name(data["display_name"])
-    d["data"] = data
-    return d

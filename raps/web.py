@@ -37,7 +37,8 @@ from raps.auth import (
 )
 from raps.config import Config
 from raps.pages import register_pages
-from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession, pick_view
+from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
+from raps.session_views import pick_view
 from raps.stage_routes import register_stage_routes
 from raps.store.journal import export_lines, with_pools
 from raps.ticket_routes import register_ticket_routes

@@ -1,0 +1,45 @@
+"""What screens and other systems may see of a RAPS session's picks and records: masked
+cards, first name and initial, no pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raps.redact import mask_card, short_name
+from selector.records import Record
+from selector.session import Pick
+
+
+def pick_view(p: Pick) -> dict[str, Any]:
+    """What screens may show of a pick: masked card, first name and initial, location."""
+    return {
+        "pick": p.number,
+        "kind": p.kind,
+        "slot": p.slot,
+        "attempt": p.attempt,
+        "state": p.state.value,
+        "display_name": short_name(p.display_name),
+        "tier": p.tier,
+        "card": mask_card(p.card),
+        "location": p.location.to_dict(),
+        "drawn_at": p.drawn_at.isoformat(),
+        "deadline": p.deadline.isoformat(),
+        "prize": None
+        if p.prize is None
+        else {"amount": p.prize.amount, "kind": p.prize.kind.value, "envelope": p.prize.envelope},
+        "void_reason": p.void_reason,
+        "pool_size": p.pool_size,
+        "pool_digest": p.pool_digest,
+    }
+
+
+def public_record(rec: Record) -> dict[str, Any]:
+    """A record as signage and other systems may see it: no pool, masked card."""
+    d = rec.to_dict(plain=False)
+    data = {k: v for k, v in d["data"].items() if k != "pool"}
+    if "card" in data:
+        data["card"] = mask_card(data["card"])
+    if "display_name" in data:
+        data["display_name"] = short_name(data["display_name"])
+    d["data"] = data
+    return d
