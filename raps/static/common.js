@@ -172,6 +172,40 @@ const RAPS = (() => {
     };
   }
 
+  // One command delivered once: after a lost reply or a 5xx the same body (the same
+  // command id) is sent again, and the server answers a retry with its first result; a
+  // 401 goes to the sign-in page (the page keeps the command and sends it after), a CSRF
+  // 403 takes the new token and sends again. Resolves with { ok, status, data } once the
+  // server answered (a refusal included), or null when signed out. `onRetry(why)` shows
+  // why it is waiting; `wait(ms)` is the page's sleep (a "retry now" button may cut it).
+  async function deliver(url, body, onRetry, wait) {
+    let delay = 500;
+    for (;;) {
+      let r = null;
+      try {
+        r = await post(url, body);
+      } catch (_) {
+        r = null; // no answer: the command may or may not have arrived
+      }
+      if (r && r.status === 401) {
+        toLogin();
+        return null;
+      }
+      let data = {};
+      if (r) {
+        try { data = await r.json(); } catch (_) { data = {}; }
+      }
+      if (r && r.status === 403 && String(data.detail || "").includes("CSRF")) {
+        await loadMe(); // signed in again elsewhere: the new token, the same command
+        continue;
+      }
+      if (r && r.status < 500) return { ok: r.ok, status: r.status, data };
+      onRetry(r ? (typeof data.detail === "string" ? data.detail : `server error ${r.status}`) : "no connection");
+      await wait(delay);
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+
   // The command buttons of a page (data-cmd): all off while one command is in flight,
   // and each may also be blocked on its own (a draw whose pool is empty, say).
   function commandButtons() {
@@ -197,7 +231,7 @@ const RAPS = (() => {
 
   return {
     el, getJSON, post, loadMe, syncClock, now, secondsLeft, signOut, uuid, where, KIND,
-    PRIZE, money, outcome, clockText, liveStream, toLogin, commandButtons,
+    PRIZE, money, outcome, clockText, liveStream, toLogin, commandButtons, deliver,
     get me() { return me; },
   };
 })();

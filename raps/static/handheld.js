@@ -98,47 +98,24 @@
 
   async function send(cmd) {
     setBusy(true);
-    let delay = 500;
     try {
-      for (;;) {
-        let r = null;
-        try {
-          r = await RAPS.post(`/api/sessions/${encodeURIComponent(cmd.sid)}/${cmd.path}`, cmd.body);
-        } catch (_) {
-          r = null; // no answer: the command may or may not have arrived
-        }
-        if (r && r.status === 401) {
-          RAPS.toLogin(); // the command stays stored and is re-sent after sign-in
-          return null;
-        }
-        let data = {};
-        if (r) {
-          try { data = await r.json(); } catch (_) { data = {}; }
-        }
-        if (r && r.status === 403 && String(data.detail || "").includes("CSRF")) {
-          await RAPS.loadMe(); // signed in again elsewhere: take the new token, same command
-          continue;
-        }
-        if (r && r.status < 500) {
-          localStorage.removeItem(pendingKey());
-          $("net-banner").hidden = true;
-          if (!r.ok) {
-            onRefused(cmd, r.status, data);
-          } else {
-            onAnswer(cmd, data);
-          }
-          await refresh();
-          return data;
-        }
-        const why = r ? (data.detail || `server error ${r.status}`) : "no connection";
-        $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
-        $("net-banner").hidden = false;
-        await sleep(delay);
-        delay = Math.min(delay * 2, 5000);
-      }
+      const url = `/api/sessions/${encodeURIComponent(cmd.sid)}/${cmd.path}`;
+      const got = await RAPS.deliver(url, cmd.body, (why) => retrying(cmd, why), sleep);
+      if (got === null) return null; // signed out: the command stays stored
+      localStorage.removeItem(pendingKey());
+      $("net-banner").hidden = true;
+      if (!got.ok) onRefused(cmd, got.status, got.data);
+      else onAnswer(cmd, got.data);
+      await refresh();
+      return got.data;
     } finally {
       setBusy(false);
     }
+  }
+
+  function retrying(cmd, why) {
+    $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
+    $("net-banner").hidden = false;
   }
 
   function onAnswer(cmd, data) {

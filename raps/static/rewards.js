@@ -121,40 +121,17 @@
   // Resolves with { ok, status, data } once the server answered (a 4xx included).
   async function send(cmd) {
     setBusy(true);
-    let delay = 500;
     try {
-      for (;;) {
-        let r = null;
-        try {
-          r = await RAPS.post(cmd.url, cmd.body);
-        } catch (_) {
-          r = null;
-        }
-        if (r && r.status === 401) {
-          RAPS.toLogin();
-          return null;
-        }
-        let data = {};
-        if (r) {
-          try { data = await r.json(); } catch (_) { data = {}; }
-        }
-        if (r && r.status === 403 && String(data.detail || "").includes("CSRF")) {
-          await RAPS.loadMe();
-          continue;
-        }
-        if (r && r.status < 500) {
-          localStorage.removeItem(pendingKey());
-          $("net-banner").hidden = true;
-          if (r.ok && $("toast").classList.contains("bad")) $("toast").hidden = true; // refusal fixed
-          if (!r.ok) toast(detailOf(data, r.status), true);
-          return { ok: r.ok, status: r.status, data };
-        }
-        const why = r ? detailOf(data, r.status) : "no connection";
+      const got = await RAPS.deliver(cmd.url, cmd.body, (why) => {
         $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
         $("net-banner").hidden = false;
-        await sleep(delay);
-        delay = Math.min(delay * 2, 5000);
-      }
+      }, sleep);
+      if (got === null) return null; // signed out: the command stays stored
+      localStorage.removeItem(pendingKey());
+      $("net-banner").hidden = true;
+      if (got.ok && $("toast").classList.contains("bad")) $("toast").hidden = true; // refusal fixed
+      if (!got.ok) toast(detailOf(got.data, got.status), true);
+      return got;
     } finally {
       setBusy(false);
     }

@@ -159,50 +159,30 @@
 
   async function send(cmd) {
     setBusy(true);
-    let delay = 500;
     const before = view ? view.picks.length : 0;
     try {
-      for (;;) {
-        let r = null;
-        try {
-          r = await RAPS.post(`/api/stage/draws/${encodeURIComponent(cmd.did)}/${cmd.path}`, cmd.body);
-        } catch (_) {
-          r = null; // no answer: the command may or may not have arrived
-        }
-        if (r && r.status === 401) {
-          RAPS.toLogin(); // the command stays stored and is re-sent after sign-in
-          return null;
-        }
-        let data = {};
-        if (r) {
-          try { data = await r.json(); } catch (_) { data = {}; }
-        }
-        if (r && r.status === 403 && String(data.detail || "").includes("CSRF")) {
-          await RAPS.loadMe(); // signed in again elsewhere: take the new token, same command
-          continue;
-        }
-        if (r && r.status < 500) {
-          localStorage.removeItem(pendingKey());
-          $("net-banner").hidden = true;
-          if (r.ok && $("toast").classList.contains("bad")) $("toast").hidden = true; // refusal fixed
-          if (r.ok) {
-            if (cmd.did === did) setView(data);
-            onAnswer(cmd, data, before);
-          } else {
-            toast(detailOf(data, r.status), true);
-            await refresh();
-          }
-          return data;
-        }
-        const why = r ? detailOf(data, r.status) : "no connection";
-        $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
-        $("net-banner").hidden = false;
-        await sleep(delay);
-        delay = Math.min(delay * 2, 5000);
+      const url = `/api/stage/draws/${encodeURIComponent(cmd.did)}/${cmd.path}`;
+      const got = await RAPS.deliver(url, cmd.body, (why) => retrying(cmd, why), sleep);
+      if (got === null) return null; // signed out: the command stays stored
+      localStorage.removeItem(pendingKey());
+      $("net-banner").hidden = true;
+      if (got.ok && $("toast").classList.contains("bad")) $("toast").hidden = true; // refusal fixed
+      if (got.ok) {
+        if (cmd.did === did) setView(got.data);
+        onAnswer(cmd, got.data, before);
+      } else {
+        toast(detailOf(got.data, got.status), true);
+        await refresh();
       }
+      return got.data;
     } finally {
       setBusy(false);
     }
+  }
+
+  function retrying(cmd, why) {
+    $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
+    $("net-banner").hidden = false;
   }
 
   function onAnswer(cmd, data, before) {
