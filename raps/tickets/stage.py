@@ -128,13 +128,8 @@ class StageDesk:
 
     async def restore(self) -> None:
         """Draws, proxies and prizes as the journal leaves them."""
-        ids = set(await self.journal.session_ids())
-        proxy_records: list[Record] = []
-        for stream in sorted(ids):
-            if stream.startswith(PROXY_PREFIX):
-                proxy_records += await self._records(stream)
-        self.proxies = ProxyBook.replay(proxy_records)
-        self.prizes = PrizeLedger.replay(await self._records(PRIZE_STREAM))
+        await self._reload_proxies()
+        await self._reload_prizes()
         for draw_id in self.draws:
             self.sessions[draw_id] = await self._from_journal(draw_id)
         self.update_gauges()
