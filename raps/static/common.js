@@ -100,6 +100,24 @@ const RAPS = (() => {
     return "R" + rands.toLocaleString("en-ZA", { minimumFractionDigits: rands % 1 ? 2 : 0, maximumFractionDigits: 2 });
   }
 
+  // Minor units as the prize letters print them (the server's money()): 250000 ->
+  // "R2,500.00", always with cents (the handheld's envelopes use money() above).
+  function letterMoney(minor) {
+    const whole = Math.floor(Math.abs(minor) / 100);
+    const cents = String(Math.abs(minor) % 100).padStart(2, "0");
+    return `${minor < 0 ? "-" : ""}R${whole.toLocaleString("en-US")}.${cents}`;
+  }
+
+  // The page's #toast: a short line, a refusal ("bad") stays up longer.
+  function toast(text, bad, badMs = 7000) {
+    const t = document.getElementById("toast");
+    t.textContent = text;
+    t.className = "toast" + (bad ? " bad" : "");
+    t.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(() => { t.hidden = true; }, bad ? badMs : 3500);
+  }
+
   function outcome(p) {
     switch (p.state) {
       case "pending": return "pending";
@@ -232,6 +250,7 @@ const RAPS = (() => {
   return {
     el, getJSON, post, loadMe, syncClock, now, secondsLeft, signOut, uuid, where, KIND,
     PRIZE, money, outcome, clockText, liveStream, toLogin, commandButtons, deliver,
+    letterMoney, toast,
     get me() { return me; },
   };
 })();

@@ -31,14 +31,7 @@
 
   // ------------------------------------------------------------------ helpers
 
-  function toast(text, bad) {
-    const t = $("toast");
-    t.textContent = text;
-    t.className = "toast" + (bad ? " bad" : "");
-    t.hidden = false;
-    clearTimeout(toast.timer);
-    toast.timer = setTimeout(() => { t.hidden = true; }, bad ? 6000 : 3500);
-  }
+  const toast = (text, bad) => RAPS.toast(text, bad, 6000);
 
   const sleep = (ms) => new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);

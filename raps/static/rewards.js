@@ -28,21 +28,9 @@
 
   // ------------------------------------------------------------------ helpers
 
-  // Minor units as the letters print them (the server's money()): 250000 -> "R2,500.00".
-  function money(minor) {
-    const whole = Math.floor(Math.abs(minor) / 100);
-    const cents = String(Math.abs(minor) % 100).padStart(2, "0");
-    return `${minor < 0 ? "-" : ""}R${whole.toLocaleString("en-US")}.${cents}`;
-  }
+  const money = RAPS.letterMoney;
 
-  function toast(text, bad) {
-    const t = $("toast");
-    t.textContent = text;
-    t.className = "toast" + (bad ? " bad" : "");
-    t.hidden = false;
-    clearTimeout(toast.timer);
-    toast.timer = setTimeout(() => { t.hidden = true; }, bad ? 7000 : 3500);
-  }
+  const toast = (text, bad) => RAPS.toast(text, bad);
 
   const sleep = (ms) => new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
