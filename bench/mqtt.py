@@ -232,7 +232,7 @@ async def run_ingest(
     ingest = MqttIngest(
         cfg.mqtt, "bench", service.ingest_detailed, service.reject, lambda up: None,
         lambda: NOW, port=port, known=cfg.layout(), client_id=client_id,
-        families=INBOUND_FEEDS,
+        families=INBOUND_FEEDS, flush=service.flush_events, room=service.ingest_room,
     )  # fmt: skip
     first, cpu0 = (0.0, 0.0) if live else (time.perf_counter(), time.process_time())
     stopping = asyncio.Event()

@@ -136,6 +136,22 @@ class Metrics:
         self.journal_head = Gauge(
             "raps_journal_head_seq", "Sequence number of the journal head", registry=r
         )
+        self.floor_log_failures = Counter(
+            "raps_floor_log_write_failures_total",
+            "Floor event log writes that failed (their events are kept and written again)",
+            registry=r,
+        )
+        self.floor_log_backlog = Gauge(
+            "raps_floor_log_backlog_events",
+            "Floor events applied but not yet written to the floor log",
+            registry=r,
+        )
+        self.storage_outages = Counter(
+            "raps_storage_outages_total",
+            "Times a storage path went down (database: the probe; floor_log: its writes)",
+            ["path"],
+            registry=r,
+        )
         self.tickets_credited = Counter(
             "raps_tickets_credited_total",
             "Draw tickets credited, by draw bin and cause (points, complimentary, app_bonus, "
@@ -216,6 +232,8 @@ class Metrics:
             self.stage_records.labels(kind)
         for state in ("awaiting", "overdue"):
             self.prizes_uncollected.labels(state)
+        for path in ("database", "floor_log"):
+            self.storage_outages.labels(path)
         for bin_id in ticket_bins:
             for cause in Cause:
                 self.tickets_credited.labels(bin_id, cause.value)

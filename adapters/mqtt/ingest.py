@@ -6,13 +6,15 @@ Delivery (docs/mqtt.md, "Delivery"):
   the default: clean session off; MQTT 5: clean start off and a session expiry),
   subscriptions at QoS 1: what is published while the daemon is down or reconnecting
   waits in the broker and arrives when it is back.
-- Acknowledgements are manual: a message is acknowledged (PUBACK) only after its
-  event was applied to the core, or its dead letter was accepted by the broker.  A
-  message that was received but not yet handled when the connection drops, or when
-  the daemon stops, is therefore delivered again; the core drops the copies it
-  already applied by event id (at-least-once delivery + dedupe = applied once).  On a
-  stop, the last acknowledgements are confirmed read by the broker before the
-  connection closes (see `_barrier`).
+- Acknowledgements are manual: a message is acknowledged (PUBACK) only once its
+  event is durable (applied to the core and written to the floor log by `flush`), or
+  its dead letter was accepted by the broker.  A message that was received but not
+  yet durable when the connection drops, the daemon stops or is killed, is therefore
+  delivered again; the core drops the copies it already applied by event id
+  (at-least-once delivery + dedupe = applied once).  On a stop, the last
+  acknowledgements are confirmed read by the broker before the connection closes
+  (see `_barrier`).  While the floor log cannot be written, nothing is acknowledged
+  and nothing new is taken (`room`): the broker holds the rest.
 - Messages are handled in batches of whatever has arrived (at most `batch_max`),
   without waiting to fill a batch: under load batches grow, at rest every message
   takes effect at once (an exclusion leaves every pool before the next pick).
@@ -22,7 +24,9 @@ Per message: JSON -> JSON Schema of its `type` -> topic rules -> clock rule ->
 FloorEvent (adapters.wire.codec's types) -> ordering guard -> core.  Anything refused on the
 way is counted through `reject`; anything the core refuses other than a duplicate is
 counted by the core; both are published to `{prefix}/{site}/deadletter` with their
-reason.  Nothing here raises on bad input, and nothing is dropped without a dead letter.
+reason.  Nothing here raises on bad input, whatever its bytes (each message is
+handled on its own: a failure in a check or in the core costs that message alone, as
+a dead letter), and nothing is dropped without a dead letter.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import json
 import logging
 import secrets
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
@@ -53,6 +57,7 @@ from adapters.mqtt.publish import broker_options
 from adapters.mqtt.topics import Kind, TopicRef, Topics
 from adapters.mqtt.validate import (
     DEFAULT_MAX_FUTURE_SECONDS,
+    DEFAULT_MAX_PAST_SECONDS,
     MAX_PAYLOAD_BYTES,
     RETAINED,
     STALE,
@@ -60,6 +65,7 @@ from adapters.mqtt.validate import (
     PayloadDecoder,
     Rejection,
     SchemaSet,
+    clean_text,
 )
 from selector.events import AnyFloorEvent
 from selector.layout import FloorLayout
@@ -68,6 +74,8 @@ Apply = Callable[[list[AnyFloorEvent], str], list[str | None]]
 Reject = Callable[[str, str], None]
 Link = Callable[[bool], None]
 Clock = Callable[[], datetime]
+Flush = Callable[[], Awaitable[object]]  # raises when the floor log could not be written
+Room = Callable[[], int]  # events the service takes before its unwritten backlog is full
 Protocol = Literal["5", "3.1.1"]
 # paho's messages, in the queue aiomqtt creates (see MqttIngest._client)
 Inbox = asyncio.Queue[Any]
@@ -106,6 +114,8 @@ class MqttIngest:
     port     -- overrides cfg.port (an embedded broker on a free port)
     known    -- the floor layout: unknown machines/tables/seats are refused at the edge
     families -- the payload families of the sources that publish here (CMS_FEEDS, TABLE_FEED)
+    flush    -- Service.flush_events: makes every applied event durable; acks wait for it
+    room     -- Service.ingest_room: no message is taken while it is 0 (backpressure)
     """
 
     def __init__(
@@ -129,6 +139,9 @@ class MqttIngest:
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
         client_id: str | None = None,
+        flush: Flush | None = None,
+        room: Room | None = None,
+        max_past_seconds: float = DEFAULT_MAX_PAST_SECONDS,
     ) -> None:
         if protocol not in ("5", "3.1.1"):
             raise ValueError(f"protocol must be '5' or '3.1.1', not {protocol!r}")
@@ -148,7 +161,11 @@ class MqttIngest:
         self.session_expiry = session_expiry_seconds
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
-        self.decoder = PayloadDecoder(SchemaSet(families), known, max_future_seconds, card_known)
+        self.flush = flush
+        self.room = room
+        self.decoder = PayloadDecoder(
+            SchemaSet(families), known, max_future_seconds, card_known, max_past_seconds
+        )
         self.guard = OrderGuard()
         self.log = structlog.get_logger("raps").bind(component="mqtt-in")
         self.connected = False
@@ -160,6 +177,7 @@ class MqttIngest:
         self.connects = 0
         self.batches = 0
         self.dead_letters_published = 0
+        self.flush_failures = 0  # tries to make a batch durable that failed (retried)
         self._topic_cache: dict[str, TopicRef | None] = {}
 
     # ------------------------------------------------------------- connection
@@ -282,9 +300,9 @@ class MqttIngest:
     async def _consume(self, client: aiomqtt.Client, inbox: Inbox) -> None:
         messages = client.messages
         paho = client._client
-        limit = self.batch_max
         try:
             while True:
+                limit = await self._take_limit()
                 _pull(paho, inbox, limit)
                 batch: list[mqtt.MQTTMessage] = []
                 if inbox.empty():
@@ -292,6 +310,8 @@ class MqttIngest:
                     batch.append(cast(mqtt.MQTTMessage, await anext(messages)))
                 while len(batch) < limit and not inbox.empty():
                     batch.append(inbox.get_nowait())
+                while self.room is not None and self.room() < len(batch):
+                    await self._durable()  # other sources filled it meanwhile: make room
                 await self._settle(client, batch)
         except asyncio.CancelledError:
             await self._barrier(client)
@@ -309,18 +329,42 @@ class MqttIngest:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await asyncio.wait_for(client.unsubscribe(self.topics.barrier), BARRIER_SECONDS)
 
-    async def _settle(self, client: aiomqtt.Client, batch: list[mqtt.MQTTMessage]) -> None:
-        """Handle a batch, then publish its dead letters and acknowledge it.
+    async def _take_limit(self) -> int:
+        """How many messages the next batch may take: while the service has no room for
+        more unwritten events, wait (flushing) and take none; the broker keeps them."""
+        if self.room is None:
+            return self.batch_max
+        while (free := self.room()) <= 0:
+            await self._durable()
+        return min(self.batch_max, free)
 
-        Without dead letters the batch is acknowledged at once, with no await between
-        the core applying it and the acks.  With dead letters the acks wait until the
-        broker has the dead letters; once the core has applied the batch that finish
-        must happen even if the daemon is stopping, so it is shielded from
-        cancellation for a few seconds.
+    async def _durable(self) -> None:
+        """Flush until it works (with backoff): an ack for an event the floor log does not
+        hold yet would be lost by a kill -9.  The service counts and logs the failures."""
+        if self.flush is None:
+            return
+        delay = self.backoff_initial
+        while True:
+            try:
+                await self.flush()
+                return
+            except Exception:
+                self.flush_failures += 1
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.backoff_max)
+
+    async def _settle(self, client: aiomqtt.Client, batch: list[mqtt.MQTTMessage]) -> None:
+        """Handle a batch, then publish its dead letters, make it durable and ack it.
+
+        Without a `flush` and without dead letters the batch is acknowledged at once.
+        Otherwise the acks wait until the broker has the dead letters and the floor log
+        has the events; once the core has applied the batch that finish must happen
+        even if the daemon is stopping, so it is shielded from cancellation for a few
+        seconds (after that the batch is not acknowledged: it comes again, as duplicates).
         """
         self.batches += 1
         dead = self.handle([_item(m) for m in batch])
-        if not dead:
+        if not dead and self.flush is None:
             _ack(client._client, batch)
             await asyncio.sleep(0)  # let the event loop breathe between batches
             return
@@ -335,9 +379,11 @@ class MqttIngest:
     async def _finish(
         self, client: aiomqtt.Client, batch: Sequence[mqtt.MQTTMessage], dead: list[bytes]
     ) -> None:
-        topic = self.topics.deadletter
-        await asyncio.gather(*(client.publish(topic, body, qos=1) for body in dead))
-        self.dead_letters_published += len(dead)
+        if dead:
+            topic = self.topics.deadletter
+            await asyncio.gather(*(client.publish(topic, body, qos=1) for body in dead))
+            self.dead_letters_published += len(dead)
+        await self._durable()
         _ack(client._client, batch)
 
     # ---------------------------------------------------------------- a batch
@@ -357,6 +403,7 @@ class MqttIngest:
         """Decode, check and apply a batch in arrival order; returns its dead letters.
 
         Synchronous on purpose: a batch is applied whole, with nothing interleaved.
+        Never raises: each message is decoded and applied on its own account.
         """
         now = self.clock()
         now_epoch = now.timestamp()
@@ -364,27 +411,14 @@ class MqttIngest:
         dead: list[bytes] = []
         accepted: list[tuple[_Item, str, AnyFloorEvent]] = []
         new_cards: set[str] = set()
-        decode = self.decoder.decode
-        check = self.guard.check
         self.received += len(items)
         for item in items:
-            ref = self._ref(item.topic)
-            label = "mqtt" if ref is None else source_label(ref.kind)
-            if ref is None:
-                result: AnyFloorEvent | Rejection = Rejection(
-                    WRONG_TOPIC, "the topic is not an inbound topic of this site"
-                )
-            elif item.retained:
-                result = Rejection(RETAINED, "a retained copy; inbound events are not retained")
-            else:
-                result = decode(
-                    ref.kind, ref.ident, item.payload, now_epoch,
-                    _event_source(ref), new_cards,
-                )  # fmt: skip
-                if not isinstance(result, Rejection):
-                    stale = check(result)
-                    if stale is not None:
-                        result = Rejection(STALE, stale, result.event_id)
+            label = "mqtt"
+            try:
+                label, result = self._decode(item, now_epoch, new_cards)
+            except Exception as e:  # a bug in a check must cost this message alone
+                self.log.exception("the ingest failed on a message; it is a dead letter")
+                result = Rejection(INTERNAL_ERROR, f"the ingest failed on it: {type(e).__name__}")
             if isinstance(result, Rejection):
                 self._count(label, result.reason, 1)
                 dead.append(self._dead_letter(item, result, received_at))
@@ -398,19 +432,13 @@ class MqttIngest:
             while end < len(accepted) and accepted[end][1] == label:
                 end += 1
             run = accepted[start:end]
-            events = [ev for _, _, ev in run]
-            try:
-                reasons = self.apply(events, label)
-            except Exception:
-                self.log.exception("the core failed on a batch; its messages are dead letters")
-                reasons = [INTERNAL_ERROR] * len(events)
-                self._count(label, INTERNAL_ERROR, len(events))
+            reasons = self._apply_run([ev for _, _, ev in run], label)
             for (item, _, ev), reason in zip(run, reasons, strict=True):
                 if reason is None:
                     self.applied += 1
                 elif reason == DUPLICATE:
                     self.duplicates += 1
-                else:  # counted by the core already
+                else:  # counted by the core already (or by _apply_run)
                     self.dead_letters[reason] += 1
                     detail = f"refused by the floor: {reason}"
                     dead.append(
@@ -419,8 +447,51 @@ class MqttIngest:
             start = end
         return dead
 
-    def _count(self, label: str, reason: str, n: int) -> None:
-        self.dead_letters[reason] += n
+    def _decode(
+        self, item: _Item, now_epoch: float, new_cards: set[str]
+    ) -> tuple[str, AnyFloorEvent | Rejection]:
+        """One message's source label and its event, or why it is refused."""
+        ref = self._ref(item.topic)
+        if ref is None:
+            return "mqtt", Rejection(WRONG_TOPIC, "the topic is not an inbound topic of this site")
+        label = source_label(ref.kind)
+        if item.retained:
+            return label, Rejection(RETAINED, "a retained copy; inbound events are not retained")
+        result = self.decoder.decode(
+            ref.kind, ref.ident, item.payload, now_epoch, _event_source(ref), new_cards
+        )
+        if not isinstance(result, Rejection):
+            stale = self.guard.check(result)
+            if stale is not None:
+                return label, Rejection(STALE, stale, result.event_id)
+        return label, result
+
+    def _apply_run(self, events: list[AnyFloorEvent], label: str) -> list[str | None]:
+        """The core's answer per event.  Should the call fail (or answer wrongly) for a
+        run, its events are applied again one by one: the core drops the ones it did
+        apply as duplicates, so exactly the ones it fails on become dead letters."""
+        try:
+            reasons = self.apply(events, label)
+            if len(reasons) == len(events):
+                return reasons
+            self.log.error("the core answered for a different number of events",
+                           events=len(events), answers=len(reasons))  # fmt: skip
+        except Exception:
+            self.log.exception("the core failed on a batch; applying it one event at a time")
+        out: list[str | None] = []
+        for ev in events:
+            try:
+                (reason,) = self.apply([ev], label)
+            except Exception:
+                self.log.exception("the core failed on an event; it is a dead letter")
+                reason = INTERNAL_ERROR
+                self._count(label, INTERNAL_ERROR, 1, tally=False)
+            out.append(reason)
+        return out
+
+    def _count(self, label: str, reason: str, n: int, tally: bool = True) -> None:
+        if tally:
+            self.dead_letters[reason] += n
         for _ in range(n):
             try:
                 self.reject(label, reason)
@@ -428,6 +499,7 @@ class MqttIngest:
                 self.log.exception("reject callback failed")
 
     def _dead_letter(self, item: _Item, why: Rejection, received_at: str) -> bytes:
+        """The dead letter of a message; always encodable, whatever the message held."""
         raw = item.payload
         truncated = len(raw) > MAX_PAYLOAD_BYTES
         if truncated:
@@ -438,15 +510,24 @@ class MqttIngest:
             text, encoding = base64.b64encode(raw).decode("ascii"), "base64"
         body = {
             "reason": why.reason,
-            "detail": why.detail,
-            "topic": item.topic,
+            "detail": _encodable(why.detail),
+            "topic": _encodable(item.topic),
             "payload": text,
             "encoding": encoding,
             "truncated": truncated,
             "received_at": received_at,
-            "event_id": why.event_id,
+            "event_id": clean_text(why.event_id),  # a lone surrogate would not encode
         }
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _encodable(text: str) -> str:
+    """`text` with anything UTF-8 cannot encode (lone surrogates) as a \\uXXXX escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _ack(paho: mqtt.Client, batch: Sequence[mqtt.MQTTMessage]) -> None:
@@ -482,4 +563,8 @@ def _event_source(ref: TopicRef) -> str:
 def _item(m: mqtt.MQTTMessage) -> _Item:
     payload = m.payload
     raw = payload if type(payload) is bytes else bytes(payload)
-    return _Item(m.topic, raw, bool(m.retain))
+    try:
+        topic = m.topic
+    except UnicodeDecodeError:  # brokers check topics are UTF-8; one that did not
+        topic = bytes(m._topic).decode("utf-8", "replace")
+    return _Item(topic, raw, bool(m.retain))

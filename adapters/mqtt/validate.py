@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ from selector.layout import FloorLayout
 
 MAX_PAYLOAD_BYTES = 65_536
 DEFAULT_MAX_FUTURE_SECONDS = 300.0
+# older than this is no floor event (a year-0001 ts once crashed the core): three years
+# covers any broker queue, any late correction and any ticket period
+DEFAULT_MAX_PAST_SECONDS = 3 * 366 * 86_400.0
 # fields the schemas declare "integer": JSON says 250.0 is the integer 250, the core wants int
 _INTEGER_FIELDS = ("wager", "win", "seat", "average_bet", "tickets")
 _DETAIL_MAX = 300
@@ -47,6 +51,12 @@ FUTURE_TIMESTAMP = "future_timestamp"
 RETAINED = "retained"
 STALE = "stale"
 UNKNOWN_CARD = "unknown_card"
+INVALID_TEXT = "invalid_text"
+PAST_TIMESTAMP = "past_timestamp"
+# categories no text field may hold: controls (NUL, tab, newline, DEL, C1), lone
+# surrogates (not encodable as UTF-8: the journal could not write them), line and
+# paragraph separators (they break log lines and screens)
+_BAD_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +116,41 @@ def clip(text: str) -> str:
     return text if len(text) <= _DETAIL_MAX else text[: _DETAIL_MAX - 3] + "..."
 
 
+def text_problem(text: str) -> str | None:
+    """None when `text` is clean (encodable, printable), else what is wrong, quoted safely.
+
+    Plain printable ASCII, nearly every field, passes the first test (two C calls).
+    """
+    if text.isascii() and text.isprintable():
+        return None
+    for i, char in enumerate(text):
+        category = unicodedata.category(char)
+        if category in _BAD_CATEGORIES:
+            return f"holds U+{ord(char):04X} ({category}) at index {i}"
+    return None
+
+
+def clean_text(value: object) -> str | None:
+    """`value` when it is a non-empty str with clean text, else None (dead letters, logs)."""
+    if isinstance(value, str) and value and text_problem(value) is None:
+        return value
+    return None
+
+
+def _fields_problem(data: dict[str, Any]) -> str | None:
+    """The first text field of a schema-valid payload that is not clean text, and why."""
+    for name, value in data.items():
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem is not None:
+                return f"{name}: {problem}"
+        elif isinstance(value, list):
+            for n, item in enumerate(value):
+                if isinstance(item, str) and (problem := text_problem(item)) is not None:
+                    return f"{name}/{n}: {problem}"
+    return None
+
+
 class PayloadDecoder:
     """Turns one inbound message into a FloorEvent, or a Rejection with its reason.
 
@@ -123,12 +168,16 @@ class PayloadDecoder:
         known: FloorLayout | None = None,
         max_future_seconds: float = DEFAULT_MAX_FUTURE_SECONDS,
         card_known: Callable[[str], bool] | None = None,
+        max_past_seconds: float = DEFAULT_MAX_PAST_SECONDS,
     ) -> None:
         if not (math.isfinite(max_future_seconds) and max_future_seconds >= 0):
             raise ValueError("max_future_seconds must be a finite number >= 0")
+        if not (math.isfinite(max_past_seconds) and max_past_seconds > 0):
+            raise ValueError("max_past_seconds must be a finite number > 0")
         self.schemas = schemas
         self.known = known
         self.max_future = float(max_future_seconds)
+        self.max_past = float(max_past_seconds)
         self.card_known = card_known
 
     def decode(
@@ -155,8 +204,7 @@ class PayloadDecoder:
             return Rejection(
                 SCHEMA_VIOLATION, f"payload must be a JSON object, not {type(data).__name__}"
             )
-        raw_id = data.get("event_id")
-        event_id = raw_id if isinstance(raw_id, str) and raw_id else None
+        event_id = clean_text(data.get("event_id"))  # a dead letter carries clean ids only
         type_name = data.get("type")
         family = self.schemas.families.get(kind)
         if family is None:
@@ -177,6 +225,9 @@ class PayloadDecoder:
         problem = self.schemas.problem(type_name, data)
         if problem is not None:
             return Rejection(SCHEMA_VIOLATION, clip(problem), event_id)
+        problem = _fields_problem(data)
+        if problem is not None:
+            return Rejection(INVALID_TEXT, clip(problem), event_id)
         id_field = family.id_field
         if id_field is not None and data[id_field] != ident:
             return Rejection(
@@ -190,8 +241,16 @@ class PayloadDecoder:
                 return Rejection(bad[0], clip(bad[1]), event_id)
         try:
             event = _to_event(type_name, data, source)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             return Rejection(INVALID_FIELD, clip(str(e)), event_id)
+        if event.epoch < now_epoch - self.max_past:
+            behind = (now_epoch - event.epoch) / 86_400
+            return Rejection(
+                PAST_TIMESTAMP,
+                f"ts is {behind:.0f} days behind the clock (at most "
+                f"{self.max_past / 86_400:.0f} days)",
+                event_id,
+            )
         if event.epoch > now_epoch + self.max_future:
             ahead = event.epoch - now_epoch
             return Rejection(

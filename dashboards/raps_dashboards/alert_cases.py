@@ -194,6 +194,18 @@ ALERT_CASES: tuple[AlertCase, ...] = (
         fires=(Fires({"site": "golden-horse"}, 2.0),),
     ),
     AlertCase(
+        "RapsFloorLogWriteFailing",
+        "golden-horse's floor log fails every minute from 6m to 9m (a full disk); "
+        "silver-sands writes fine. Quiet again 5 minutes after the last failure.",
+        {
+            f"raps_floor_log_write_failures_total{{{GH}}}": "0x5 1 2 3 4 4x15",
+            f"raps_floor_log_write_failures_total{{{SS}}}": "0x24",
+        },
+        quiet_at=("4m", "20m"),
+        fires_at="9m",
+        fires=(Fires({"site": "golden-horse"}, 4.0),),
+    ),
+    AlertCase(
         "RapsJournalWriteSlow",
         "Every golden-horse append takes 0.5-1 s (p95 975 ms); silver-sands' take under 5 ms.",
         {
