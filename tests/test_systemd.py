@@ -220,6 +220,24 @@ def test_daemon_lines() -> None:
     assert d["LoadCredential"] == ["seed-key:/etc/raps/seed.key"]
 
 
+def _bytes(value: str) -> int:
+    """A systemd size (1536M, 1G; base 1024) in bytes."""
+    units = {"K": 1, "M": 2, "G": 3, "T": 4}
+    if value[-1:] in units:
+        return int(value[:-1]) * 1024 ** units[value[-1]]
+    return int(value)
+
+
+def test_daemon_memory_is_capped() -> None:
+    """A backstop below the body limits (issue 16: a 200 MB body took the daemon to 1 GB,
+    six to 2.7 GB): reclaim from MemoryHigh=, killed (and restarted) at MemoryMax=."""
+    d = _directives(DAEMON)
+    assert len(d.get("MemoryHigh", [])) == 1 and len(d.get("MemoryMax", [])) == 1, d
+    high, cap = _bytes(d["MemoryHigh"][0]), _bytes(d["MemoryMax"][0])
+    assert 512 * 1024**2 <= high < cap <= 2 * 1024**3, (high, cap)
+    assert d["Restart"] == ["on-failure"], "an OOM kill must bring the daemon back"
+
+
 def test_agent_lines() -> None:
     d = _directives(AGENT)
     assert d["ExecStart"] == [f"{INSTALLED_RAPS} sas-agent --config /etc/raps/sas-agent-%i.toml"]

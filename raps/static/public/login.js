@@ -5,7 +5,18 @@
   const error = document.getElementById("error");
   const submit = document.getElementById("submit");
   const secret = document.getElementById("secret");
-  const next = new URLSearchParams(location.search).get("next");
+  // Only a path on this very origin: one leading slash, printable ASCII, no backslash
+  // (browsers drop tabs and newlines inside URLs and read "\\" as "/"), and resolving to
+  // this origin. The server checks the same (raps.auth.safe_next); this is the last word.
+  const sameSite = (raw) => {
+    if (typeof raw !== "string" || !/^\/(?![\/\\])[\x21-\x7e]*$/.test(raw) || raw.includes("\\")) {
+      return null;
+    }
+    let url;
+    try { url = new URL(raw, location.origin); } catch (_) { return null; }
+    return url.origin === location.origin ? url.pathname + url.search + url.hash : null;
+  };
+  const next = sameSite(new URLSearchParams(location.search).get("next"));
 
   document.getElementById("pin-pad").addEventListener("click", (ev) => {
     const numeric = secret.getAttribute("inputmode") === "numeric";
@@ -34,7 +45,7 @@
       let data = {};
       try { data = await r.json(); } catch (_) { /* not JSON */ }
       if (r.ok) {
-        location.assign(data.next || "/");
+        location.assign(sameSite(data.next) || "/");
         return;
       }
       error.textContent = typeof data.detail === "string" ? data.detail : "Sign-in failed (" + r.status + ")";
