@@ -20,6 +20,7 @@ from raps.auth import (
 )
 from raps.config import Config, check_secret
 from raps.service import Service
+from raps.store.signins import SignInStore
 from selector.records import Actor
 
 BEARER = "\x00bearer"  # the rate limiter's name for unknown bearer tokens (no user has it)
@@ -55,7 +56,10 @@ class WebContext:
         self.service = service
         self.cfg = cfg
         self.tokens = TokenUsers(cfg)
-        self.sessions = WebSessions(cfg.http.session_minutes * 60.0)
+        # sign-ins are kept in the database: a restart signs nobody out
+        self.sessions = WebSessions(
+            cfg.http.session_minutes * 60.0, store=SignInStore(service.engine)
+        )
         self.limiter = LoginLimiter(cfg.http.login_attempts, cfg.http.login_window_seconds)
         self.passwords = Passwords(cfg.users)
         self.cookie = cookie_for(cfg)

@@ -544,6 +544,7 @@ def test_a_full_session_on_the_handheld_with_the_dispatch_screen_beside_it(
         )
         close = hh.locator("#close-btn")
         close.click()
+        expect(close).to_have_text("Tap again to close the session")  # the second tap counts
         close.click()
         expect(hh.locator("#seed-check")).to_have_text("✓ The revealed seed matches the commitment")
         expect(dispatch.locator("#history tr")).to_have_count(2)

@@ -43,10 +43,11 @@ const RAPS = (() => {
   }
 
   // A POST with the CSRF token. Network failures reject; HTTP answers resolve.
-  function post(path, body) {
+  function post(path, body, signal) {
     return fetch(path, {
       method: "POST",
       credentials: "same-origin",
+      signal,
       headers: {
         "Content-Type": "application/json",
         Accept: "application/json",
@@ -138,29 +139,35 @@ const RAPS = (() => {
   }
 
   // A server-sent event stream that reconnects by itself, also after the server
-  // refused it (EventSource alone gives up then) or went quiet.
-  function liveStream(url, handlers) {
+  // refused it (EventSource alone gives up then) or went quiet.  The server sends a
+  // `ping` every second: after `staleMs` without any event the stream is out of date
+  // (a stalled connection sends nothing and raises no error), so `status(false)` is
+  // called and a fresh connection is opened; `status(true)` once data flows again.
+  function liveStream(url, handlers, staleMs = 2500) {
     let es = null;
     let lastSeen = Date.now();
     let stopped = false;
     let retry = null;
+    let up = false;
+    const status = (value) => { if (value !== up) { up = value; handlers.status(value); } };
+    const seen = () => { lastSeen = Date.now(); status(true); };
     function open() {
       if (stopped) return;
+      lastSeen = Date.now();
       es = new EventSource(url);
-      es.addEventListener("open", () => { lastSeen = Date.now(); handlers.status(true); });
       es.addEventListener("summary", (ev) => {
-        lastSeen = Date.now();
+        seen();
         const data = JSON.parse(ev.data);
         syncClock(data.now);
         handlers.summary(data.session);
       });
       es.addEventListener("ping", (ev) => {
-        lastSeen = Date.now();
+        seen();
         try { syncClock(JSON.parse(ev.data).now); } catch (_) { /* keep the old offset */ }
       });
       es.addEventListener("error", () => {
-        handlers.status(false);
-        if (es.readyState === EventSource.CLOSED) {
+        status(false);
+        if (es && es.readyState === EventSource.CLOSED) {
           es = null;
           // refused (signed out?) or gone: check who we are, then try again
           fetch("/api/me", { credentials: "same-origin" })
@@ -172,13 +179,13 @@ const RAPS = (() => {
       });
     }
     const watchdog = setInterval(() => {
-      if (es && Date.now() - lastSeen > 45000) { // pings come every 15 s
+      if (es && Date.now() - lastSeen > staleMs) { // a heartbeat missed: out of date
         es.close();
         es = null;
-        handlers.status(false);
+        status(false);
         open();
       }
-    }, 5000);
+    }, 250);
     open();
     return {
       close() {
@@ -187,6 +194,7 @@ const RAPS = (() => {
         clearTimeout(retry);
         if (es) es.close();
       },
+      get lastSeen() { return lastSeen; },
     };
   }
 
@@ -196,29 +204,42 @@ const RAPS = (() => {
   // 403 takes the new token and sends again. Resolves with { ok, status, data } once the
   // server answered (a refusal included), or null when signed out. `onRetry(why)` shows
   // why it is waiting; `wait(ms)` is the page's sleep (a "retry now" button may cut it).
-  async function deliver(url, body, onRetry, wait) {
+  // With `opts.timeoutMs` an attempt with no full answer by then is abandoned and sent
+  // again (a stalled connection never errors by itself); `opts.onSlow()` is called when
+  // an attempt has had no answer for `opts.slowMs` (default 1.5 s).
+  async function deliver(url, body, onRetry, wait, opts = {}) {
+    const timeoutMs = opts.timeoutMs || 0;
     let delay = 500;
     for (;;) {
       let r = null;
+      let data = {};
+      let why = "no connection";
+      const ctl = timeoutMs ? new AbortController() : null;
+      const limit = ctl ? setTimeout(() => ctl.abort(), timeoutMs) : null;
+      const slow = opts.onSlow ? setTimeout(opts.onSlow, opts.slowMs || 1500) : null;
       try {
-        r = await post(url, body);
+        r = await post(url, body, ctl ? ctl.signal : undefined);
+        try { data = await r.json(); } catch (_) {
+          data = {};
+          if (ctl && ctl.signal.aborted) throw new Error("no answer"); // the body stalled
+        }
       } catch (_) {
         r = null; // no answer: the command may or may not have arrived
+        if (ctl && ctl.signal.aborted) why = "no answer yet";
+      } finally {
+        clearTimeout(limit);
+        clearTimeout(slow);
       }
       if (r && r.status === 401) {
         toLogin();
         return null;
-      }
-      let data = {};
-      if (r) {
-        try { data = await r.json(); } catch (_) { data = {}; }
       }
       if (r && r.status === 403 && String(data.detail || "").includes("CSRF")) {
         await loadMe(); // signed in again elsewhere: the new token, the same command
         continue;
       }
       if (r && r.status < 500) return { ok: r.ok, status: r.status, data };
-      onRetry(r ? (typeof data.detail === "string" ? data.detail : `server error ${r.status}`) : "no connection");
+      onRetry(r ? (typeof data.detail === "string" ? data.detail : `server error ${r.status}`) : why);
       await wait(delay);
       delay = Math.min(delay * 2, 5000);
     }
@@ -226,9 +247,11 @@ const RAPS = (() => {
 
   // The command buttons of a page (data-cmd): all off while one command is in flight,
   // and each may also be blocked on its own (a draw whose pool is empty, say).
+  // `inFlight(button, on)` turns off only the button whose command is out (the page
+  // may then run other commands beside it).
   function commandButtons() {
     let busy = false;
-    const refresh = (b) => { b.disabled = busy || b.dataset.blocked === "1"; };
+    const refresh = (b) => { b.disabled = busy || b.dataset.blocked === "1" || b.dataset.flight === "1"; };
     return {
       button(attrs, ...children) {
         const b = el("button", { type: "button", ...attrs, dataset: { cmd: "1", ...(attrs.dataset || {}) } }, ...children);
@@ -237,6 +260,11 @@ const RAPS = (() => {
       },
       setBlocked(button, blocked) {
         button.dataset.blocked = blocked ? "1" : "0";
+        refresh(button);
+      },
+      inFlight(button, on) {
+        button.dataset.flight = on ? "1" : "0";
+        button.setAttribute("aria-busy", on ? "true" : "false");
         refresh(button);
       },
       setBusy(value) {

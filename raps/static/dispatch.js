@@ -1,6 +1,8 @@
 // The security dispatch screen: pending winners, where they are, how long they have.
-// Updates arrive over server-sent events the moment the journal grows; the stream
-// reconnects by itself, and the screen says so while it is down.
+// Updates arrive over server-sent events the moment the journal grows, with a heartbeat
+// every second: when one is missed the screen says STALE (how old it is) and reconnects.
+// Every pending winner stays on the screen: the cards get denser, then go into columns,
+// and only past that does the list end in "+N more" (soonest deadlines always shown).
 "use strict";
 (() => {
   const { el } = RAPS;
@@ -10,8 +12,9 @@
   let me = null;
   let svg = null;
   const spots = new Map(); // "m:<machine>" or "s:<table>:<seat>" -> element
-  let connectedAt = Date.now();
   let up = false;
+  let stream = null;
+  const DENSITIES = 5; // dens-0 (large cards) .. dens-4 (three columns)
 
   function thresholds(claim) {
     return { warn: Math.min(30, claim / 3), critical: Math.min(10, claim / 6) };
@@ -115,7 +118,8 @@
     const [area, spot] = RAPS.where(p.location);
     return el("article", { class: "d-card", dataset: { pick: p.pick, session: s.session_id, deadline: p.deadline, claim: s.claim_seconds || 90 } },
       el("div", { class: "d-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} winner ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : ""),
-        s.rehearsal ? el("span", { class: "d-tag rehearsal" }, "REHEARSAL") : el("span", { class: "d-tag live" }, "LIVE")),
+        // the session too: pick numbers repeat when several sessions are open
+        el("span", { class: "d-tag " + (s.rehearsal ? "rehearsal" : "live") }, `${s.session_id} · ${s.rehearsal ? "REHEARSAL" : "LIVE"}`)),
       el("div", { class: "d-area" }, area),
       el("div", { class: "d-spot" }, spot),
       el("div", { class: "d-who" }, `${p.display_name} · ${String(p.tier).toUpperCase()} · ${p.card}`),
@@ -129,6 +133,8 @@
         `${s.session_id} · ${s.rehearsal ? "REHEARSAL" : "LIVE"}`))
       : [el("span", { class: "d-tag idle" }, "No session open")]));
 
+    fitSessions();
+
     const pending = pendingPicks();
     const list = $("pending");
     const existing = new Map([...list.children].map((n) => [`${n.dataset.session}:${n.dataset.pick}`, n]));
@@ -136,22 +142,25 @@
     list.replaceChildren(...nodes);
     $("none").hidden = pending.length > 0;
     $("pending-count").textContent = pending.length ? `(${pending.length})` : "";
+    fitPending();
 
     const shown = historySession();
     $("history-session").textContent = shown.map((s) => s.session_id + (s.rehearsal ? " (rehearsal)" : "")).join(", ");
     const resolved = [];
     for (const s of shown) for (const p of s.picks) if (p.state !== "pending") resolved.push({ s, p });
     resolved.sort((a, b) => b.p.drawn_at.localeCompare(a.p.drawn_at));
-    $("history").replaceChildren(...resolved.slice(0, 7).map(({ p }) => {
+    const many = shown.length > 1; // pick numbers repeat across sessions: name the session
+    $("history").replaceChildren(...resolved.slice(0, 12).map(({ s, p }) => {
       const [area, spot] = RAPS.where(p.location);
-      return el("tr", { dataset: { pick: p.pick, state: p.state } },
-        el("td", {}, `#${p.pick}`),
+      return el("tr", { dataset: { pick: p.pick, state: p.state, session: s.session_id } },
+        el("td", {}, many ? `${s.session_id} #${p.pick}` : `#${p.pick}`),
         el("td", {}, `${RAPS.KIND[p.kind]} ${p.slot}`),
         el("td", {}, `${area} · ${spot}`),
         el("td", {}, p.display_name),
         el("td", { class: "o-" + p.state }, RAPS.outcome(p)),
         el("td", {}, new Date(p.drawn_at).toLocaleTimeString("en-GB", { timeZone: me.site.timezone, hour12: false })));
     }));
+    fitHistory(resolved.length);
     renderMarks();
     tick();
   }
@@ -172,7 +181,8 @@
     }
     const esc = $("escalation");
     esc.classList.toggle("on", urgent.length > 0);
-    esc.textContent = urgent.length ? "ESCALATE · " + urgent.join("   |   ") : "";
+    // one piece per winner, each kept whole: a second place wraps, it is never cut off
+    esc.replaceChildren(...(urgent.length ? [el("strong", {}, "ESCALATE"), ...urgent.map((u) => el("span", { class: "esc-item" }, u))] : []));
     if (svg) {
       for (const ring of svg.querySelectorAll(".mark")) {
         const c = document.querySelector(`.d-card[data-pick="${ring.dataset.pick}"][data-session="${CSS.escape(ring.dataset.session)}"]`);
@@ -180,23 +190,84 @@
         for (const x of ring.querySelectorAll(".ring, .mark-badge")) x.classList.toggle("critical", critical);
       }
     }
-    $("stale").hidden = up || Date.now() - connectedAt < 3000;
+    if (!up && stream) {
+      const age = Math.round((Date.now() - stream.lastSeen) / 1000);
+      $("stale-age").textContent = `last update ${age} s ago`;
+    }
   }
 
+  // LIVE only while data (summaries, or the heartbeat every second) arrives; a missed
+  // heartbeat makes the screen STALE at once (the stream then reconnects by itself).
   function setStatus(isUp) {
-    if (isUp === up) return;
     up = isUp;
-    if (!isUp) connectedAt = Date.now();
     const c = $("d-conn");
     c.className = "conn " + (isUp ? "up" : "down");
     c.textContent = isUp ? "LIVE" : "RECONNECTING";
+    $("stale").hidden = isUp;
+    document.body.classList.toggle("is-stale", !isUp);
+    tick();
+  }
+
+  // ------------------------------------------------------------------ fitting
+  //
+  // The wall screen never scrolls: what does not fit is made to fit.
+
+  const overflows = (box) => box.scrollHeight > box.clientHeight + 1 || box.scrollWidth > box.clientWidth + 1;
+
+  function setDensity(level) {
+    for (let i = 0; i < DENSITIES; i++) document.body.classList.toggle(`dens-${i}`, i === level);
+    document.body.dataset.density = String(level);
+  }
+
+  function fitPending() {
+    const box = document.querySelector(".d-pending");
+    const cards = [...$("pending").children];
+    for (const c of cards) c.hidden = false;
+    const more = $("more");
+    more.hidden = true;
+    for (let level = 0; level < DENSITIES; level++) {
+      setDensity(level);
+      if (!overflows(box)) return;
+    }
+    // denser than three columns is unreadable across a room: the latest deadlines
+    // give way, and the list says how many are not shown
+    more.hidden = false;
+    let hidden = 0;
+    for (let i = cards.length - 1; i > 0 && overflows(box); i--) {
+      cards[i].hidden = true;
+      hidden += 1;
+      more.textContent = `+${hidden} more pending (later deadlines)`;
+    }
+  }
+
+  function fitSessions() {
+    const box = $("d-sessions");
+    box.classList.remove("compact");
+    if (!overflows(box)) return;
+    box.classList.add("compact");
+    if (!overflows(box)) return;
+    const open = activeSessions();
+    const live = open.filter((s) => !s.rehearsal).length;
+    box.replaceChildren(
+      el("span", { class: "d-tag idle" }, `${open.length} sessions open`),
+      live ? el("span", { class: "d-tag live" }, `${live} LIVE`) : null,
+      open.length - live ? el("span", { class: "d-tag rehearsal" }, `${open.length - live} REHEARSAL`) : null);
+  }
+
+  function fitHistory(total) {
+    const box = document.querySelector(".d-history");
+    const rows = [...$("history").children];
+    let shown = rows.length;
+    while (shown > 1 && overflows(box)) rows[--shown].remove();
+    $("history-more").textContent = total > shown ? `(latest ${shown} of ${total})` : "";
   }
 
   async function start() {
     me = await RAPS.loadMe();
     $("site").textContent = me.site.name;
     loadMap().catch(() => {});
-    RAPS.liveStream("/api/stream", {
+    window.addEventListener("resize", () => render());
+    stream = RAPS.liveStream("/api/stream", {
       summary(view) {
         sessions.set(view.session_id, view);
         render();

@@ -1,10 +1,10 @@
 // The marketing handheld: pick a session, open it, draw, resolve, award, close; and,
-// on its own tab, the ticket draws with the entries in each bin, polled while shown.
+// on its own tab (handheld-tickets.js), the ticket draws with the entries in each bin.
 //
-// Every command gets an id here, once, when the person taps; the id is kept in
-// localStorage until the server has answered.  A lost connection (or a reload, or a
-// sign-in in between) re-sends the *same* id, and the server answers a repeated id with
-// the first outcome, so a retry never draws twice.
+// Commands (handheld-commands.js) keep one id per tap until the server has answered and
+// re-send the *same* id after a lost or stalled answer, so a retry never draws twice;
+// only the tapped button is off meanwhile.  Pending winners are listed most urgent
+// first; a winner the claim timer makes a no-show is announced (toast, vibration).
 "use strict";
 (() => {
   const { el } = RAPS;
@@ -24,19 +24,16 @@
   let pools = [];
   let stream = null;
   let poolTimer = null;
-  let retryNow = null;
   let verification = null;
-  let view = "sessions"; // or "tickets"
+  let tickets = null; // HHTickets
+  let commands = null; // HHCommands
   const cards = new Map(); // pick number -> { state, node }
+  const states = new Map(); // pick number -> state last shown (to see no-shows happen)
+  const mine = new Set(); // picks this device marked no-show itself
 
   // ------------------------------------------------------------------ helpers
 
   const toast = (text, bad) => RAPS.toast(text, bad, 6000);
-
-  const sleep = (ms) => new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    retryNow = () => { clearTimeout(timer); resolve(); };
-  });
 
   function localDay(iso) {
     return new Intl.DateTimeFormat("en-CA", { timeZone: me.site.timezone }).format(new Date(iso));
@@ -49,66 +46,15 @@
     });
   }
 
-  // Buttons that send a command carry data-cmd; they are all off while one is in flight.
-  const commands = RAPS.commandButtons();
-  const { button: cmdButton, setBlocked, setBusy } = commands;
-
-  // Two taps for what cannot be undone: the first arms the button for 4 s.
-  function confirmTap(button, armedText, action) {
-    const idle = button.textContent;
-    button.addEventListener("click", () => {
-      if (button.dataset.armed === "1") {
-        button.dataset.armed = "0";
-        button.textContent = idle;
-        action();
-        return;
-      }
-      button.dataset.armed = "1";
-      button.textContent = armedText;
-      setTimeout(() => {
-        if (button.dataset.armed === "1") {
-          button.dataset.armed = "0";
-          button.textContent = idle;
-        }
-      }, 4000);
-    });
-  }
+  // Buttons that send a command carry data-cmd; only the one whose command is out is off.
+  const buttons = RAPS.commandButtons();
+  const { button: cmdButton, setBlocked } = buttons;
+  const confirmTap = HHCommands.confirmTap;
 
   // ----------------------------------------------------------------- commands
 
-  const pendingKey = () => `raps.pending.${me.user}`;
-
-  function readPending() {
-    try { return JSON.parse(localStorage.getItem(pendingKey()) || "null"); } catch (_) { return null; }
-  }
-
-  function command(path, body, label) {
-    if (commands.busy || !sid) return Promise.resolve(null);
-    const cmd = { sid, path, label, body: { ...body, command_id: RAPS.uuid() } };
-    localStorage.setItem(pendingKey(), JSON.stringify(cmd));
-    return send(cmd);
-  }
-
-  async function send(cmd) {
-    setBusy(true);
-    try {
-      const url = `/api/sessions/${encodeURIComponent(cmd.sid)}/${cmd.path}`;
-      const got = await RAPS.deliver(url, cmd.body, (why) => retrying(cmd, why), sleep);
-      if (got === null) return null; // signed out: the command stays stored
-      localStorage.removeItem(pendingKey());
-      $("net-banner").hidden = true;
-      if (!got.ok) onRefused(cmd, got.status, got.data);
-      else onAnswer(cmd, got.data);
-      await refresh();
-      return got.data;
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  function retrying(cmd, why) {
-    $("net-text").textContent = `${why}: retrying "${cmd.label}" (it will not be done twice)`;
-    $("net-banner").hidden = false;
+  function command(path, body, label, button) {
+    return commands.command(sid, path, body, label, button);
   }
 
   function onAnswer(cmd, data) {
@@ -137,8 +83,7 @@
     const reason = window.prompt(`${detail}\n\nOverride as admin: type the reason (journaled, shown to the inspector)`);
     if (!reason || reason.trim().length < 3) return;
     const again = { ...cmd, label: `${cmd.label} (override)`, body: { ...cmd.body, override_reason: reason.trim() } };
-    localStorage.setItem(pendingKey(), JSON.stringify(again));
-    send(again);
+    commands.resend(again);
   }
 
   // ------------------------------------------------------------------ loading
@@ -194,7 +139,8 @@
     $("choose").hidden = false;
     $("mode-banner").hidden = true;
     $("live-banner").hidden = true;
-    renderPendingBadge();
+    states.clear();
+    tickets.renderPendingBadge();
     if (location.hash) history.replaceState(null, "", location.pathname);
     loadSessions().catch((e) => toast(e.message, true));
   }
@@ -202,6 +148,7 @@
   async function enter(id) {
     sid = id;
     cards.clear();
+    states.clear();
     verification = null;
     $("active").replaceChildren();
     $("force-close-btn").hidden = true;
@@ -230,7 +177,7 @@
     if (!summary) return;
     const s = summary;
     const banner = $("mode-banner");
-    banner.hidden = view !== "sessions";
+    banner.hidden = tickets.view !== "sessions";
     banner.className = "mode-banner " + (s.rehearsal ? "rehearsal" : "live");
     banner.textContent = s.rehearsal
       ? "REHEARSAL · practice draws, kept apart from live"
@@ -254,7 +201,23 @@
 
     $("close-box").hidden = s.state !== "open";
     if (s.state !== "open") $("force-close-btn").hidden = true;
-    renderPendingBadge();
+    tickets.renderPendingBadge();
+    announce();
+  }
+
+  // A winner the claim timer made a no-show: said out loud, not just a card that leaves.
+  function announce() {
+    const gone = [];
+    for (const p of summary.picks) {
+      const was = states.get(p.pick);
+      const timer = RAPS.secondsLeft(p.deadline) < 2; // the claim time ran out
+      if (was === "pending" && p.state === "no_show" && timer && !mine.has(`${summary.session_id}:${p.pick}`)) gone.push(p);
+      states.set(p.pick, p.state);
+    }
+    if (!gone.length) return;
+    const what = gone.map((p) => `#${p.pick} ${RAPS.KIND[p.kind]} ${p.slot}`).join(", ");
+    toast(`No-show: ${what} did not claim in time — redraw when ready`, true);
+    if (navigator.vibrate) navigator.vibrate([300, 120, 300]);
   }
 
   function renderDraw(kind) {
@@ -301,9 +264,12 @@
     voidButton.addEventListener("click", () => { voidForm.hidden = !voidForm.hidden; });
     if (p.state === "pending") {
       const verify = cmdButton({ class: "ok", dataset: { action: "verify" } }, "✓ ID seen · Verified");
-      verify.addEventListener("click", () => command(`picks/${p.pick}/verify`, {}, `verify #${p.pick}`));
+      verify.addEventListener("click", () => command(`picks/${p.pick}/verify`, {}, `verify #${p.pick}`, verify));
       const noShow = cmdButton({ class: "secondary", dataset: { action: "no-show" } }, "No-show");
-      confirmTap(noShow, "Tap again: no-show", () => command(`picks/${p.pick}/no-show`, {}, `no-show #${p.pick}`));
+      confirmTap(noShow, "Tap again: no-show", () => {
+        mine.add(`${summary.session_id}:${p.pick}`);
+        command(`picks/${p.pick}/no-show`, {}, `no-show #${p.pick}`, noShow);
+      });
       actions.append(verify, el("div", { class: "row" }, noShow, voidButton));
     } else {
       actions.append(prizePanel(p), voidButton);
@@ -336,7 +302,7 @@
         amount.focus();
         return;
       }
-      command(`picks/${p.pick}/award`, { envelope: env, amount: Math.round(value * 100), kind }, `record the prize of #${p.pick}`);
+      command(`picks/${p.pick}/award`, { envelope: env, amount: Math.round(value * 100), kind }, `record the prize of #${p.pick}`, record);
     });
     return el("div", { class: "form-grid" },
       el("label", { for: envelope.id }, "Envelope number"), envelope,
@@ -362,10 +328,11 @@
     other.addEventListener("input", () => pickReason(other.value, null));
     go.addEventListener("click", () => {
       if (!reason.trim()) return;
-      command(`picks/${p.pick}/void`, { reason: reason.trim() }, `void #${p.pick}`);
+      command(`picks/${p.pick}/void`, { reason: reason.trim() }, `void #${p.pick}`, go);
     });
     return el("div", { class: "form-grid void-form", hidden: true },
-      el("label", {}, "Why void this pick?"), list, other, go);
+      el("label", {}, "Why void this pick?"), list,
+      el("label", { for: other.id }, "Other reason"), other, go);
   }
 
   function renderActive() {
@@ -376,7 +343,7 @@
       if (!keep.has(n)) { c.node.remove(); cards.delete(n); }
     }
     let before = null;
-    for (const p of [...active].reverse()) { // newest first
+    for (const p of byUrgency(active)) {
       let c = cards.get(p.pick);
       if (!c || c.state !== p.state) {
         const node = winnerCard(p);
@@ -392,6 +359,12 @@
       before = c.node;
     }
     tick();
+  }
+
+  // pending winners soonest deadline first, then the verified ones awaiting their prize
+  function byUrgency(active) {
+    const pending = active.filter((p) => p.state === "pending").sort((a, b) => Date.parse(a.deadline) - Date.parse(b.deadline));
+    return [...pending, ...active.filter((p) => p.state !== "pending").sort((a, b) => a.pick - b.pick)];
   }
 
   function renderList() {
@@ -451,296 +424,55 @@
       const left = RAPS.secondsLeft(c.dataset.deadline);
       const claim = Number(c.dataset.claim) || 90;
       c.textContent = left > 0 ? String(Math.ceil(left)) : "0";
+      c.setAttribute("aria-label", `${c.textContent} seconds left to claim`);
       c.classList.toggle("warn", left <= Math.min(30, claim / 3) && left > Math.min(10, claim / 6));
       c.classList.toggle("critical", left <= Math.min(10, claim / 6));
     }
-  }
-
-
-  // ------------------------------------------------------------ ticket draws
-  //
-  // Read-only: every ticket draw (GET /api/tickets/draws) and the selected draw's bin
-  // (GET /api/tickets/bins/{bin}), polled every few seconds while the tab is shown.  It
-  // shares nothing with the commands: no busy flag, no toast, so it never holds up a draw.
-
-  const TICKET_POLL_MS = 3000;
-  const TICKET_TIMEOUT_MS = 8000;
-  const TIER_GROUPS = [
-    { id: "ten-jack", label: "Ten & Jack", tiers: ["ten", "jack"] },
-    { id: "queen", label: "Queen", tiers: ["queen"] },
-    { id: "king-ace", label: "King & Ace", tiers: ["king", "ace"] },
-  ];
-  const TIER_NAMES = { ten: "Ten", jack: "Jack", queen: "Queen", king: "King", ace: "Ace" };
-  const tk = {
-    draws: [], // as the server lists them
-    selected: null, // draw id
-    bin: null, // the selected draw's bin summary, once loaded
-    updated: null, // server-clock ms of the last good answer
-    failed: null, // why the last poll failed
-    timer: null,
-    polling: false,
-    again: false, // the selection changed while a poll was out
-  };
-
-  function within(promise, ms) {
-    let timer = null;
-    const late = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error("no answer")), ms);
-    });
-    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-  }
-
-  async function initTickets() {
-    try {
-      tk.draws = await RAPS.getJSON("/api/tickets/draws");
-    } catch (_) {
-      setTimeout(initTickets, 15000); // the session tab works meanwhile
-      return;
-    }
-    $("views").hidden = tk.draws.length === 0;
-    if (!tk.draws.length && view === "tickets") showView("sessions");
-  }
-
-  function entryState(d, now) {
-    const opens = Date.parse(d.entry_window.opens);
-    const closes = Date.parse(d.entry_window.closes);
-    if (now < opens) return "soon";
-    return now < closes ? "open" : "closed";
-  }
-
-  // today's times as 14:55, tomorrow's as "tomorrow 00:30", other days' with the date
-  function when(iso) {
-    const day = localDay(iso);
-    const hhmm = new Date(iso).toLocaleTimeString("en-GB", { timeZone: me.site.timezone, hour: "2-digit", minute: "2-digit" });
-    if (day === localDay(new Date(RAPS.now()).toISOString())) return hhmm;
-    if (day === localDay(new Date(RAPS.now() + 86400000).toISOString())) return `tomorrow ${hhmm}`;
-    return localTime(iso);
-  }
-
-  const ENTRY_TAG = { open: "ENTRY OPEN", soon: "NOT OPEN YET", closed: "ENTRY CLOSED" };
-
-  function windowText(d, now) {
-    const state = entryState(d, now);
-    if (state === "open") return `closes ${when(d.entry_window.closes)}`;
-    if (state === "soon") return `opens ${when(d.entry_window.opens)}`;
-    return `closed ${when(d.entry_window.closes)}`;
-  }
-
-  // the entry window as a tag and its next change: "ENTRY OPEN closes 19:55"
-  function windowLine(cls, d, now) {
-    const state = entryState(d, now);
-    return el("span", { class: cls },
-      el("span", { class: `tag entry-${state}` }, ENTRY_TAG[state]), windowText(d, now));
-  }
-
-  function drawLine(d, now) {
-    const past = Date.parse(d.at) < now; // the draw's time: whether it was held is not known here
-    return `Draw ${when(d.at)}${past ? " (past)" : ""} · ${d.winners} winner${d.winners === 1 ? "" : "s"}`;
-  }
-
-  // upcoming draws soonest first, then those whose time has passed, latest first
-  function sortedDraws(now) {
-    const at = (d) => Date.parse(d.at);
-    const upcoming = tk.draws.filter((d) => at(d) >= now).sort((a, b) => at(a) - at(b));
-    const past = tk.draws.filter((d) => at(d) < now).sort((a, b) => at(b) - at(a));
-    return [...upcoming, ...past];
-  }
-
-  function defaultDraw(now) {
-    const list = sortedDraws(now);
-    const pick = list.find((d) => entryState(d, now) === "open") || list[0];
-    return pick ? pick.draw_id : null;
-  }
-
-  function selectedDraw() {
-    return tk.draws.find((d) => d.draw_id === tk.selected) || null;
-  }
-
-  function renderDraws() {
-    const now = RAPS.now();
-    $("tk-draws").replaceChildren(...sortedDraws(now).map((d) => {
-      const state = entryState(d, now);
-      const past = Date.parse(d.at) < now;
-      return el("button", {
-        type: "button",
-        class: "tk-draw" + (past ? " past" : ""),
-        "aria-pressed": String(d.draw_id === tk.selected),
-        dataset: { draw: d.draw_id, bin: d.bin_id, entry: state },
-        onclick: () => selectDraw(d.draw_id, true),
-      },
-      el("span", { class: "tk-name" }, d.name),
-      el("span", { class: "tk-meta" }, drawLine(d, now)),
-      windowLine("tk-entry", d, now));
-    }));
-    if (!tk.draws.length) $("tk-draws").append(el("p", {}, "No ticket draw is configured."));
-  }
-
-  function renderBin() {
-    const d = selectedDraw();
-    const now = RAPS.now();
-    $("tk-title").textContent = d ? d.name : "Ticket draws";
-    $("tk-when").textContent = d ? drawLine(d, now) : "";
-    $("tk-window").replaceChildren(...(d ? [windowLine("", d, now)] : []));
-    $("tk-window").dataset.entry = d ? entryState(d, now) : "";
-    const b = tk.bin && d && tk.bin.bin_id === d.bin_id ? tk.bin : null;
-    const others = b ? b.draws.filter((x) => x.draw_id !== d.draw_id) : [];
-    $("tk-shared").hidden = !others.length;
-    $("tk-shared").textContent = others.length
-      ? `Same tickets as ${others.map((x) => `${x.name} (${when(x.at)})`).join(", ")}`
-      : "";
-    $("tk-players").textContent = b ? String(b.players) : "—";
-    $("tk-tickets").textContent = b ? String(b.tickets) : "—";
-    const rows = TIER_GROUPS.map((g) => tierRow(g.id, g.label, g.tiers, b));
-    const known = new Set(TIER_GROUPS.flatMap((g) => g.tiers));
-    const other = b ? Object.keys(b.by_tier).filter((t) => !known.has(t)) : [];
-    if (other.length) rows.push(tierRow("other", "Other", other, b));
-    $("tk-tier-rows").replaceChildren(...rows);
-    renderUpdated();
-  }
-
-  function tierRow(id, label, tiers, b) {
-    let players = 0;
-    let tickets = 0;
-    const parts = [];
-    for (const t of tiers) {
-      const r = b && b.by_tier[t];
-      if (!r) continue;
-      players += r.players;
-      tickets += r.tickets;
-      if (tiers.length > 1) parts.push(`${TIER_NAMES[t] || t} ${r.players}`);
-    }
-    return el("tr", { dataset: { group: id } },
-      el("th", { scope: "row" }, label, parts.length ? el("small", {}, parts.join(" · ")) : null),
-      el("td", { class: "players" }, b ? String(players) : "—"),
-      el("td", { class: "tickets" }, b ? String(tickets) : "—"));
-  }
-
-  function clockAt(ms) {
-    return new Date(ms).toLocaleTimeString("en-GB", { timeZone: me.site.timezone, hour12: false });
-  }
-
-  function renderUpdated() {
-    const p = $("tk-updated");
-    const at = tk.updated === null ? null : clockAt(tk.updated);
-    p.classList.toggle("stale", Boolean(tk.failed));
-    if (tk.failed) {
-      p.textContent = (at ? `Not updated since ${at}` : "Not loaded") + ` (${tk.failed}) · retrying`;
-    } else {
-      p.textContent = at ? `Updated ${at} · every ${TICKET_POLL_MS / 1000} s` : "Loading…";
-    }
-  }
-
-  function scheduleTickets(ms) {
-    clearTimeout(tk.timer);
-    tk.timer = view === "tickets" ? setTimeout(pollTickets, ms) : null;
-  }
-
-  async function pollTickets() {
-    if (view !== "tickets") return;
-    if (tk.polling) { tk.again = true; return; }
-    tk.again = false;
-    if (document.hidden) { scheduleTickets(TICKET_POLL_MS); return; }
-    const d = selectedDraw();
-    if (!d) { renderDraws(); renderBin(); return; }
-    tk.polling = true;
-    try {
-      const bin = await within(RAPS.getJSON(`/api/tickets/bins/${encodeURIComponent(d.bin_id)}`), TICKET_TIMEOUT_MS);
-      const now = selectedDraw();
-      if (now && now.bin_id === bin.bin_id) {
-        tk.bin = bin;
-        tk.updated = RAPS.now();
-        tk.failed = null;
-      }
-    } catch (e) {
-      tk.failed = e.message || "no answer";
-    } finally {
-      tk.polling = false;
-    }
-    if (view !== "tickets") return;
-    renderDraws(); // the entry windows open and close by the clock
-    renderBin();
-    scheduleTickets(tk.again ? 0 : TICKET_POLL_MS);
-  }
-
-  function selectDraw(id, scroll) {
-    const before = selectedDraw();
-    tk.selected = id;
-    const d = selectedDraw();
-    if (!before || !d || before.bin_id !== d.bin_id) {
-      tk.bin = null;
-      tk.updated = null;
-      tk.failed = null;
-    }
-    renderDraws();
-    renderBin();
-    if (scroll) window.scrollTo(0, 0); // the counts of what was tapped, at once
-    clearTimeout(tk.timer);
-    pollTickets();
-  }
-
-  function showView(name) {
-    view = name;
-    const tickets = name === "tickets";
-    $("tab-sessions").setAttribute("aria-pressed", String(!tickets));
-    $("tab-tickets").setAttribute("aria-pressed", String(tickets));
-    $("sessions-view").hidden = tickets;
-    $("tickets").hidden = !tickets;
-    $("mode-banner").hidden = tickets || !summary;
-    renderPendingBadge();
-    if (!tickets) { scheduleTickets(0); return; }
-    if (!selectedDraw()) tk.selected = defaultDraw(RAPS.now());
-    renderDraws();
-    renderBin();
-    window.scrollTo(0, 0);
-    clearTimeout(tk.timer);
-    pollTickets();
-  }
-
-  // On the ticket tab, the session tab says how many winners wait for a verdict.
-  function renderPendingBadge() {
-    const badge = $("tab-pending");
-    const n = summary && sid ? summary.picks.filter((p) => p.state === "pending").length : 0;
-    badge.hidden = view !== "tickets" || n === 0;
-    badge.textContent = String(n);
-    badge.setAttribute("aria-label", `${n} winner${n === 1 ? "" : "s"} pending`);
-    $("tab-sessions").classList.toggle("attention", !badge.hidden);
   }
 
   // -------------------------------------------------------------------- start
 
   async function start() {
     me = await RAPS.loadMe();
+    commands = HHCommands.create({ me, buttons, onAnswer, onRefused, after: refresh });
+    tickets = HHTickets.create({
+      me, localDay, localTime,
+      hasSession: () => Boolean(summary),
+      pendingCount: () => (summary && sid ? summary.picks.filter((p) => p.state === "pending").length : 0),
+    });
     $("site").textContent = me.site.name;
     $("who").textContent = `${me.user} · ${me.role}`;
     $("sign-out").addEventListener("click", RAPS.signOut);
     $("back").addEventListener("click", showChoose);
-    $("net-retry").addEventListener("click", () => { if (retryNow) retryNow(); });
+    $("net-retry").addEventListener("click", () => commands.retryNow());
     $("live-confirm").addEventListener("input", () => {
       setBlocked($("open-live-btn"), $("live-confirm").value.trim().toUpperCase() !== "LIVE");
     });
     for (const id of ["open-rehearsal-btn", "open-live-btn", "draw-slots", "draw-tables", "close-btn", "force-close-btn"]) {
       $(id).dataset.cmd = "1";
     }
-    $("open-rehearsal-btn").addEventListener("click", () => command("open", {}, "open the rehearsal"));
-    $("open-live-btn").addEventListener("click", () => command("open", { confirm: $("live-confirm").value.trim() }, "open the live session"));
-    $("draw-slots").addEventListener("click", () => command("draw", { kind: "slots" }, "draw a slot winner"));
-    $("draw-tables").addEventListener("click", () => command("draw", { kind: "tables" }, "draw a table winner"));
-    confirmTap($("close-btn"), "Tap again to close the session", () => command("close", {}, "close the session"));
-    confirmTap($("force-close-btn"), "Tap again: void pending and close", () => command("close", { force: true }, "force-close the session"));
+    const tap = (id, path, body, label) => $(id).addEventListener("click", () => command(path, body(), label, $(id)));
+    tap("open-rehearsal-btn", "open", () => ({}), "open the rehearsal");
+    tap("open-live-btn", "open", () => ({ confirm: $("live-confirm").value.trim() }), "open the live session");
+    tap("draw-slots", "draw", () => ({ kind: "slots" }), "draw a slot winner");
+    tap("draw-tables", "draw", () => ({ kind: "tables" }), "draw a table winner");
+    confirmTap($("close-btn"), "Tap again to close the session", () => command("close", {}, "close the session", $("close-btn")));
+    confirmTap($("force-close-btn"), "Tap again: void pending and close",
+      () => command("close", { force: true }, "force-close the session", $("force-close-btn")));
     setInterval(tick, 250);
-    $("tab-sessions").addEventListener("click", () => showView("sessions"));
-    $("tab-tickets").addEventListener("click", () => showView("tickets"));
+    $("tab-sessions").addEventListener("click", () => tickets.showView("sessions"));
+    $("tab-tickets").addEventListener("click", () => tickets.showView("tickets"));
     document.addEventListener("visibilitychange", () => {
-      if (!document.hidden && view === "tickets") pollTickets();
+      if (!document.hidden && tickets.view === "tickets") tickets.poll();
     });
-    initTickets();
+    tickets.init();
 
     await loadSessions();
-    const pending = readPending();
+    const pending = commands.stored()[0];
     const wanted = pending ? pending.sid : decodeURIComponent(location.hash.slice(1));
     if (wanted && sessions.some((s) => s.session_id === wanted)) await enter(wanted);
     else showChoose();
-    if (pending && pending.sid === sid) send(pending); // finish what a lost connection cut off
+    if (sid) commands.resume(sid); // finish what a lost connection cut off
   }
 
   start().catch((e) => toast(e.message || String(e), true));

@@ -85,3 +85,15 @@ floor_snapshots = Table(
     # zlib-compressed JSON: {"floor": Floor.snapshot(), "seen": recent event ids}
     Column("body", LargeBinary, nullable=False),
 )
+
+# signed-in browsers (raps.auth.WebSessions), so that a restart signs nobody out: the
+# SHA-256 of the cookie's token (the token itself is never stored), who, and until when
+web_signins = Table(
+    "web_signins",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("user_name", String(64), nullable=False, index=True),
+    Column("role", String(32), nullable=False),
+    Column("expires", Float, nullable=False),  # wall clock, seconds since the epoch
+    Column("created", Float, nullable=False),
+)
