@@ -23,6 +23,9 @@ from raps.store.database import open_engine
 from raps.store.journal import JournalStore, export_lines, with_pools
 from raps.tickets.desk import STREAM_PREFIX
 from raps.tickets.stage import DRAW_PREFIX, PRIZE_STREAM
+from selector.records import Record
+from selector.schedule import STREAM as SCHEDULE_STREAM
+from selector.schedule import Schedule, Status
 from selector.tickets import recompute
 from selector.tickets.draw_verify import verify_day, verify_draw
 from selector.verify import verify_session
@@ -49,11 +52,16 @@ class Report:
     draw_picks: dict[str, int] = field(default_factory=dict)
     prizes: list[str] = field(default_factory=list)
     prize_letters: int = 0
+    # the schedule: its changes (people's, with who and why) and what breaks its rules
+    schedule_changes: int = 0
+    schedule_log: list[str] = field(default_factory=list)
+    schedule_problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         broken = any(self.sessions.values()) or any(self.tickets.values())
         broken = broken or any(self.draws.values()) or bool(self.prizes)
+        broken = broken or bool(self.schedule_problems)
         return self.chain_error is None and not broken and self.entries > 0
 
     def lines(self) -> list[str]:
@@ -80,8 +88,10 @@ class Report:
                 out.append(f"draw {draw_id}: FAILED ({len(problems)} mismatch(es))")
                 out += [f"  {p}" for p in problems]
             else:
-                out.append(f"draw {draw_id}: OK ({self.draw_picks.get(draw_id, 0)} pick(s) "
-                           "recomputed from the stored bin, derivation v2)")  # fmt: skip
+                out.append(
+                    f"draw {draw_id}: OK ({self.draw_picks.get(draw_id, 0)} pick(s) "
+                    "recomputed from the stored bin, derivation v2)"
+                )
         for draw_id in self.open_draws:
             out.append(f"draw {draw_id}: not closed yet; seed unrevealed, chain checked only")
         if self.prize_letters or self.prizes:
@@ -90,14 +100,23 @@ class Report:
                 out += [f"  {p}" for p in self.prizes]
             else:
                 out.append(f"prizes: OK ({self.prize_letters} letter(s), each paying an award)")
+        if self.schedule_changes or self.schedule_problems:
+            if self.schedule_problems:
+                out.append(f"schedule: FAILED ({len(self.schedule_problems)} problem(s))")
+                out += [f"  {p}" for p in self.schedule_problems]
+            else:
+                out.append(f"schedule: OK ({self.schedule_changes} change(s) replayed)")
+            out += [f"  CHANGE: {c}" for c in self.schedule_log]
         for bin_id, problems in self.tickets.items():
             if problems:
                 out.append(f"tickets {bin_id}: FAILED ({len(problems)} problem(s))")
                 out += [f"  {p}" for p in problems]
             else:
                 credited, entered, receipts = self.ticket_totals[bin_id]
-                out.append(f"tickets {bin_id}: OK ({credited} credited, {entered} entered on "
-                           f"{receipts} receipt(s), recomputed from the records)")  # fmt: skip
+                out.append(
+                    f"tickets {bin_id}: OK ({credited} credited, {entered} entered on "
+                    f"{receipts} receipt(s), recomputed from the records)"
+                )
         out.append("RESULT: OK" if self.ok else "RESULT: FAILED")
         return out
 
@@ -144,6 +163,8 @@ def check(
                 rep.prizes = [f"records cannot be read: {e!r}"]
         elif sid.startswith("proxies:"):
             continue  # nominations: what they bar is checked in each draw's open
+        elif sid == SCHEDULE_STREAM:
+            _check_schedule(rep, recs, by_session)
         elif any(r.get("type") == "session.closed" for r in recs):
             _note_overrides(rep, sid, recs)
             try:
@@ -156,6 +177,35 @@ def check(
             rep.open_sessions.append(sid)
     _check_days(rep, closed_draws)
     return rep
+
+
+def _check_schedule(
+    rep: Report, recs: list[dict[str, Any]], by_session: dict[str, list[dict[str, Any]]]
+) -> None:
+    """Replay the schedule's changes; list those people made (who, when, why), and refuse
+    a session opened that the schedule never approved."""
+    try:
+        schedule = Schedule.replay({}, [Record.from_dict(r) for r in recs])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        rep.schedule_problems.append(f"records cannot be read: {e!r}")
+        return
+    rep.schedule_changes = len(schedule.records)
+    for rec in schedule.records:
+        if rec.actor.role == "config":
+            continue  # seeded from the config file: the file is the record of why
+        d = rec.data
+        what = d.get("session_id") or (d.get("session") or {}).get("session_id")
+        what = what or d.get("promotion_id")
+        rep.schedule_log.append(
+            f"{rec.at.isoformat()} {rec.type.removeprefix('schedule.')} "
+            f"{what} by {rec.actor.user} ({rec.actor.role}): {d.get('reason')!r}"
+        )
+    for sid, plan in schedule.sessions.items():
+        opened = any(r.get("type") == "session.opened" for r in by_session.get(sid, []))
+        if opened and plan.status != Status.APPROVED:
+            rep.schedule_problems.append(
+                f"session {sid} opened, but the schedule has it {plan.status}"
+            )
 
 
 def _note_overrides(rep: Report, sid: str, recs: list[dict[str, Any]]) -> None:
@@ -216,10 +266,13 @@ def _check_prizes(
             paid.add(key)
             letters[str(d.get("letter_no"))] = d
             award = next(
-                (a.get("data", {}) for a in by_session.get(key[0], [])
-                 if a.get("type") == "draw.awarded" and a.get("data", {}).get("pick") == key[1]),
+                (
+                    a.get("data", {})
+                    for a in by_session.get(key[0], [])
+                    if a.get("type") == "draw.awarded" and a.get("data", {}).get("pick") == key[1]
+                ),
                 None,
-            )  # fmt: skip
+            )
             if award is None:
                 problems.append(f"record {i}: letter {d.get('letter_no')} pays no award")
             elif award.get("card") != d.get("winner_card"):

@@ -4,10 +4,11 @@ Programs call the API with a bearer token (`Authorization: Bearer ...`); people 
 the login page and get a cookie.  Both resolve to an `Actor` (user, role) that every route
 checks against the roles it declares (`Guard`), and that the journal records.
 
-- Cookie sessions live in memory (a restart signs everyone out), keyed by the SHA-256 of a
-  256-bit random token; they expire `http.session_minutes` after sign-in.  The cookie is
-  `HttpOnly`, `SameSite=Strict`, `Path=/` and, by default, `Secure` with the `__Host-`
-  prefix.
+- Cookie sessions live in memory, keyed by the SHA-256 of a 256-bit random token, and
+  every change is written to the database (raps.store.signins), so a restart signs nobody
+  out; they expire `http.session_minutes` after sign-in (wall clock, across restarts).
+  The cookie is `HttpOnly`, `SameSite=Strict`, `Path=/` and, by default, `Secure` with
+  the `__Host-` prefix.
 - CSRF: a state-changing request authenticated by the cookie must carry the session's
   token in `X-CSRF-Token` (synchronizer token; the page reads it from `/api/me`) and, when
   the browser sends one, an `Origin` of this very server.  A bearer token is not an ambient
@@ -28,13 +29,15 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from raps.config import STAFF_ROLES, Config, UserConfig, check_secret, hash_secret
+from raps.logs import get_logger
 from selector.records import Actor
 
 # ---------------------------------------------------------------------------- roles
@@ -50,6 +53,9 @@ DISPATCHERS = frozenset({"security", "admin"})  # the dispatch screen and floor 
 OPERATORS = frozenset({"ops", "admin"})  # pools and health page
 AUDITORS = frozenset({"auditor", "admin"})  # journal export
 ADMINS = frozenset({"admin"})  # users and config
+# the calendar page: everyone who plans, runs, watches or checks a draw; marketing and
+# admins change the schedule (RUNNERS), an admin approves (ADMINS)
+CALENDAR_READERS = frozenset({"marketing", "admin", "security", "ops", "auditor", "stage_host"})
 SIGNED_IN = STAFF
 # draw tickets (raps.ticket_routes): the device roles enter, staff look on
 KIOSKS = frozenset({"kiosk"})  # e-Host kiosks: enter tickets, print receipts
@@ -103,8 +109,8 @@ def cookie_name(secure: bool) -> str:
 class WebSession:
     user: str
     role: str
-    csrf: str
-    expires: float  # time.monotonic()
+    csrf: str  # derived from the cookie's token (csrf_for), so never stored
+    expires: float  # the sessions' clock: wall-clock seconds by default
     created: float = field(default_factory=time.time)  # wall clock, for display only
 
     @property
@@ -112,23 +118,81 @@ class WebSession:
         return Actor(self.user, self.role)
 
 
+def csrf_for(token: str) -> str:
+    """The CSRF token of a sign-in: an HMAC of the cookie's token, so that it survives a
+    restart without being stored, and only the holder of the cookie can learn it."""
+    return hmac.new(token.encode(), b"raps-csrf-v1", hashlib.sha256).hexdigest()
+
+
+class SignInStore(Protocol):
+    """Where sign-ins are kept across restarts (raps.store.signins.SignInStore)."""
+
+    async def load(self, now: float) -> list[tuple[bytes, str, str, float, float]]: ...
+    async def save(self, row: tuple[bytes, str, str, float, float]) -> None: ...
+    async def delete(self, keys: list[bytes]) -> None: ...
+    async def delete_user(self, user: str) -> None: ...
+
+
 class WebSessions:
-    """Signed-in browsers, in memory, keyed by the SHA-256 of their cookie token."""
+    """Signed-in browsers, in memory, keyed by the SHA-256 of their cookie token.
+
+    With a `store` every change is queued and written by `persist()` (the sign-in and
+    sign-out routes await it before they answer), and `ready()` loads the stored
+    sign-ins once before the first request is checked: a restart signs nobody out,
+    while a sign-out or an expiry stays one.
+    """
 
     def __init__(
         self,
         lifetime_seconds: float,
         max_sessions: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
+        store: SignInStore | None = None,
     ) -> None:
         self.lifetime = lifetime_seconds
         self.max_sessions = max_sessions
         self.clock = clock
+        self.store = store
         self._by_hash: dict[bytes, WebSession] = {}
+        self._writes: list[Callable[[SignInStore], Awaitable[None]]] = []
+        self._loaded = store is None
+        self._lock: asyncio.Lock | None = None
 
     @staticmethod
     def _key(token: str) -> bytes:
         return hashlib.sha256(token.encode()).digest()
+
+    def _queue(self, write: Callable[[SignInStore], Awaitable[None]]) -> None:
+        if self.store is not None:
+            self._writes.append(write)
+
+    async def ready(self) -> None:
+        """Load the stored sign-ins, once (cheap after the first call)."""
+        if self._loaded or self.store is None:
+            return
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            if self._loaded:
+                return
+            try:
+                rows = await self.store.load(self.clock())
+            except Exception as e:  # storage down: a later request loads them
+                get_logger().warning("stored sign-ins not loaded yet", error=type(e).__name__)
+                return
+            for key, user, role, expires, created in rows:
+                self._by_hash.setdefault(key, WebSession(user, role, "", expires, created))
+            self._loaded = True
+
+    async def persist(self) -> None:
+        """Write the queued changes in order; one that fails stays queued for the next
+        call (a sign-out is never forgotten), and the error is raised."""
+        if self.store is None or not self._writes:
+            return
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            while self._writes:
+                await self._writes[0](self.store)
+                self._writes.pop(0)
 
     def create(self, user: str, role: str) -> tuple[str, WebSession]:
         """A new session (a fresh token on every sign-in: no fixation) and its token."""
@@ -136,9 +200,13 @@ class WebSessions:
         if len(self._by_hash) >= self.max_sessions:  # drop the oldest, never grow unbounded
             oldest = min(self._by_hash, key=lambda k: self._by_hash[k].expires)
             del self._by_hash[oldest]
+            self._queue(lambda st: st.delete([oldest]))
         token = secrets.token_urlsafe(32)
-        ws = WebSession(user, role, secrets.token_urlsafe(32), self.clock() + self.lifetime)
-        self._by_hash[self._key(token)] = ws
+        ws = WebSession(user, role, csrf_for(token), self.clock() + self.lifetime)
+        key = self._key(token)
+        self._by_hash[key] = ws
+        row = (key, user, role, ws.expires, ws.created)
+        self._queue(lambda st: st.save(row))
         return token, ws
 
     def get(self, token: str | None) -> WebSession | None:
@@ -150,19 +218,27 @@ class WebSessions:
             return None
         if ws.expires <= self.clock():
             del self._by_hash[key]
+            self._queue(lambda st: st.delete([key]))
             return None
+        if not ws.csrf:  # loaded from the store: the CSRF token comes from the cookie
+            ws.csrf = csrf_for(token)
         return ws
 
     def end(self, token: str | None) -> WebSession | None:
         if not token:
             return None
-        return self._by_hash.pop(self._key(token), None)
+        key = self._key(token)
+        ws = self._by_hash.pop(key, None)
+        if ws is not None:
+            self._queue(lambda st: st.delete([key]))
+        return ws
 
     def end_user(self, user: str) -> int:
         """Sign a user out everywhere (a lost handheld); how many sessions ended."""
         keys = [k for k, ws in self._by_hash.items() if ws.user == user]
         for k in keys:
             del self._by_hash[k]
+        self._queue(lambda st: st.delete_user(user))
         return len(keys)
 
     def count(self, user: str) -> int:
@@ -171,8 +247,11 @@ class WebSessions:
 
     def purge(self) -> None:
         now = self.clock()
-        for k in [k for k, ws in self._by_hash.items() if ws.expires <= now]:
+        gone = [k for k, ws in self._by_hash.items() if ws.expires <= now]
+        for k in gone:
             del self._by_hash[k]
+        if gone:
+            self._queue(lambda st: st.delete(gone))
 
 
 # --------------------------------------------------------------------- rate limit
@@ -366,11 +445,45 @@ def publish_access(routes: list[Any]) -> None:
         route.openapi_extra = extra
 
 
+NEXT_MAX = 512
+_NEXT_DECODINGS = 4  # %252F is %2F is /: decoded until it stops changing, at most this often
+
+
+def _same_site_path(target: str) -> bool:
+    """True for a path a browser resolves on this very origin, whatever it does with it.
+
+    Browsers drop tabs and newlines anywhere in a URL and spaces and controls around it,
+    and read a backslash as a slash, so `/%09/evil.example` (once decoded) and `/\\evil`
+    are `//evil...`: another host.  Only printable ASCII is accepted (this server's own
+    redirects percent-encode everything else), starting with exactly one slash and
+    parsing with no scheme and no host.
+    """
+    if not target.startswith("/") or target[1:2] in ("/", "\\"):
+        return False
+    if any(not ("!" <= ch <= "~") or ch == "\\" for ch in target):
+        return False
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return False
+    # dot segments and empty ones could still make a `//host` path after resolution
+    segments = parts.path.split("/")[1:]
+    return not {".", ".."} & set(segments) and "" not in segments[:-1]
+
+
 def safe_next(target: str | None, default: str) -> str:
-    """A same-site path to go to after sign-in (no open redirect)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """A same-site path to go to after sign-in, else `default` (no open redirect): the
+    target and each of its percent-decodings must be a same-site path."""
+    if not target or len(target) > NEXT_MAX:
         return default
-    return target
+    form = target
+    for _ in range(_NEXT_DECODINGS):
+        if not _same_site_path(form):
+            return default
+        decoded = unquote(form)
+        if decoded == form:
+            return target
+        form = decoded
+    return default  # still changing: encoded deeper than any link of ours
 
 
 def home_for(role: str) -> str:

@@ -28,8 +28,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         run(cfg, create_key=args.create_key, ready_file=ready)
     except SealError as e:
-        print(f"raps: {e} (first setup: raps run --create-key, or see docs/systemd.md)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"raps: {e} (first setup: raps run --create-key, or see docs/systemd.md)",
+            file=sys.stderr,
+        )
         return 2
     return 0
 
@@ -84,6 +86,35 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_schedule(args: argparse.Namespace) -> int:
+    from raps.schedule_toml import export_toml, import_toml, read_document
+    from selector.schedule import ScheduleError
+
+    try:
+        cfg = load_config(args.config)
+        if args.schedule_command == "export":
+            text = asyncio.run(export_toml(cfg))
+            if args.output == "-":
+                sys.stdout.write(text)
+            else:
+                Path(args.output).write_text(text, encoding="utf-8")
+            return 0
+        doc = read_document(Path(args.file))
+        n = asyncio.run(import_toml(cfg, doc, args.reason, args.user))
+    except ConfigError as e:
+        print(f"raps schedule: {e}", file=sys.stderr)
+        return 2
+    except (ScheduleError, OSError, ValueError) as e:
+        print(f"raps schedule {args.schedule_command}: {e}", file=sys.stderr)
+        return 1
+    print(
+        f"raps schedule import: {n} change(s) journaled"
+        if n
+        else "raps schedule import: nothing differs; nothing journaled"
+    )
+    return 0
+
+
 def cmd_hash_password(_args: argparse.Namespace) -> int:
     secret = getpass.getpass("password, PIN or API token: ")
     print(hash_secret(secret))
@@ -119,6 +150,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("session", help="session id")
     export.add_argument("-o", "--output", default="-", help="file (default: standard output)")
     export.set_defaults(func=cmd_export)
+
+    sch = sub.add_parser("schedule", help="the schedule (calendars, sessions) as TOML")
+    sch_sub = sch.add_subparsers(dest="schedule_command", required=True)
+    sch_export = sch_sub.add_parser("export", help="write the schedule as TOML")
+    sch_export.add_argument("--config", required=True, help="TOML config file (its database)")
+    sch_export.add_argument("-o", "--output", default="-", help="file (default: standard output)")
+    sch_import = sch_sub.add_parser(
+        "import", help="apply a schedule file, journaled (with the daemon stopped)"
+    )
+    sch_import.add_argument("file", help="a file written by `raps schedule export`")
+    sch_import.add_argument("--config", required=True, help="TOML config file (its database)")
+    sch_import.add_argument("--reason", required=True, help="why: journaled with the change")
+    sch_import.add_argument("--user", help="who (default: the login name)")
+    for p in (sch_export, sch_import):
+        p.set_defaults(func=cmd_schedule)
 
     hp = sub.add_parser("hash-password", help="hash a password, PIN or token for the config")
     hp.set_defaults(func=cmd_hash_password)

@@ -24,7 +24,7 @@ from adapters.sas.config import simulated_channels
 from adapters.sas.source import SasChannel
 from adapters.tables.payloads import TABLE_FEED
 from raps.broker import EmbeddedBroker
-from raps.config import Config
+from raps.config import Config, HttpConfig
 from raps.floorsim import FloorSimulator
 from raps.gcpolicy import settle_after_start
 from raps.logs import configure, get_logger
@@ -33,6 +33,7 @@ from raps.mqtt_out import MqttPublisher
 from raps.seal import SeedSealer, create_key_file, load_key
 from raps.service import Service
 from raps.sources.simulated import SimulatedFloor
+from raps.storage_health import FloorLogUnavailable
 from raps.store.database import open_engine
 from raps.web import create_app
 
@@ -49,6 +50,24 @@ class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+def http_server_config(app: FastAPI, http: HttpConfig) -> uvicorn.Config:
+    """uvicorn's settings for the daemon.  X-Forwarded-For and -Proto are believed only
+    from `http.trusted_proxies`: uvicorn's own default trusts them from 127.0.0.1, so any
+    local process (or a proxy that passes the client's header on) could pick the address
+    the sign-in rate limit counts."""
+    trusted = list(http.trusted_proxies)
+    return uvicorn.Config(
+        app,
+        host=http.host,
+        port=http.port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted,
+    )
 
 
 def utc_now() -> datetime:
@@ -102,16 +121,7 @@ class Daemon:
         service = self.service = Service(cfg, engine, sealer, self.metrics, self.clock, publisher)
         await service.start()
         self.app = create_app(service, cfg)
-        server = _Server(
-            uvicorn.Config(
-                self.app,
-                host=cfg.http.host,
-                port=cfg.http.port,
-                log_level="warning",
-                lifespan="off",
-                access_log=False,
-            )
-        )
+        server = _Server(http_server_config(self.app, cfg.http))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stopping.set)
@@ -132,6 +142,8 @@ class Daemon:
                 port=self.broker.port if self.broker else None,
                 known=cfg.layout(),
                 families=INBOUND_FEEDS,
+                flush=service.flush_events,  # acknowledged once durable
+                room=service.ingest_room,
             )
             service.sources[MQTT_IN] = False
             spawn(ingest.run(), "mqtt-in")
@@ -271,6 +283,8 @@ class Daemon:
                 return
             try:
                 await step()
+            except FloorLogUnavailable:
+                pass  # the service logs the floor log's outage once per change, not per try
             except Exception:
                 self.log.exception("periodic task failed", task=getattr(step, "__name__", "?"))
 

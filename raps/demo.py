@@ -285,6 +285,9 @@ def your_turn(url: str, session_id: str, pins: dict[str, str], screen_token: str
         f"  stage:    ticket draw {STAGE_DRAW} is open over the bin the demo's kiosk filled:",
         "            draw a winner, present them (any ID's last digits, and the receipt of",
         "            the winner's card from the list above), award, then collect it on /rewards",
+        f"  calendar: {url}/calendar (all but the Rewards desk): this month's sessions and draws;",
+        "            marketing proposes a session there, the admin approves it, and it is on",
+        "            the handheld at once",
         f"  audience screen: {url}/stage/screen#draw={STAGE_DRAW}&token={screen_token}",
         f"  metrics {url}/metrics   health {url}/healthz {url}/readyz   OpenAPI {url}/openapi.json",
     ]

@@ -40,6 +40,7 @@ from sqlalchemy.engine import make_url
 from raps.auth import (
     ADMINS,
     AUDITORS,
+    CALENDAR_READERS,
     DISPATCHERS,
     OPERATORS,
     READERS,
@@ -61,7 +62,9 @@ from selector.fairness import commitment
 from selector.records import Actor
 
 STATIC = Path(__file__).parent / "static"
-PING_SECONDS = 15.0
+# the live stream's heartbeat: a screen that hears nothing for 2.5 s knows it is out of
+# date (a stalled connection raises no error) and reconnects
+PING_SECONDS = 1.0
 _CLOSE = "\x00close"
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
@@ -76,6 +79,7 @@ PAGES: dict[str, tuple[str, frozenset[str]]] = {
     "/audit": ("audit.html", AUDITORS),
     "/stage": ("stage.html", STAGE_HOSTS),
     "/rewards": ("rewards.html", REWARDS_DESKS),
+    "/calendar": ("calendar.html", CALENDAR_READERS),
 }
 
 
@@ -128,6 +132,15 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     def html(name: str) -> HTMLResponse:
         return HTMLResponse(pages[name].decode())
 
+    async def keep_sign_ins() -> None:
+        """Write sign-ins and sign-outs to the database before answering (a restart
+        then changes nothing); a failed write stays queued and is tried again."""
+        try:
+            await web.sessions.persist()
+        except Exception as e:
+            log.warning("sign-ins not stored yet; retried on the next change",
+                        error=type(e).__name__)  # fmt: skip
+
     # ------------------------------------------------------------------ sign-in
 
     @app.get("/login", tags=["pages"], response_class=HTMLResponse, dependencies=public_page)
@@ -164,6 +177,7 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
         web.limiter.succeeded(body.user, address)
         web.sessions.end(request.cookies.get(web.cookie))
         token, _ = web.sessions.create(user.name, user.role)
+        await keep_sign_ins()
         log.info("signed in", user=user.name, role=user.role, address=address)
         response = JSONResponse(
             {
@@ -186,6 +200,7 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     @app.post("/logout", tags=["auth"])
     async def logout(actor: SignedIn, request: Request) -> Response:
         web.sessions.end(request.cookies.get(web.cookie))
+        await keep_sign_ins()
         log.info("signed out", user=actor.user, role=actor.role)
         response = JSONResponse({"next": "/login"})
         response.delete_cookie(web.cookie, path="/", secure=cfg.http.secure_cookies,
@@ -239,7 +254,7 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     def session_view(session_id: str) -> dict[str, Any]:
         view = service.summary(session_id)  # pick_view masks cards and shortens names
         s = service.session(session_id)
-        view["starts"] = cfg.session_start(session_id).isoformat()
+        view["starts"] = service.planner.plan(session_id).starts.isoformat()
         view["claim_seconds"] = s.rules.claim_seconds
         return view
 
@@ -250,7 +265,8 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     @app.get("/api/stream", tags=["live"], response_class=StreamingResponse)
     async def stream(_a: Watcher, session: str | None = None) -> StreamingResponse:
         """Server-sent events: every session's summary now, then a session's summary each
-        time its journal grows (draws, resolutions, claim timer), within milliseconds."""
+        time its journal grows (draws, resolutions, claim timer), within milliseconds; a
+        `ping` heartbeat with the server's clock after each second without one."""
         if session is not None:
             service.session(session)  # 404 for an unknown session
         q = service.subscribe()
@@ -334,6 +350,7 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
         if name not in web.passwords.users:
             raise HTTPException(404, f"no user {name!r}")
         ended = web.sessions.end_user(name)
+        await keep_sign_ins()
         log.info("signed out by admin", user=name, by=actor.user, sessions=ended)
         return {"user": name, "ended": ended}
 

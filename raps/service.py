@@ -16,7 +16,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, Protocol
 
 from sqlalchemy import text
@@ -26,8 +26,10 @@ from raps.chain import Head
 from raps.config import Config
 from raps.logs import get_logger
 from raps.metrics import Metrics
+from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
-from raps.session_views import pick_view, public_record
+from raps.session_views import log_fields, public_record, session_summary
+from raps.storage_health import FloorLogUnavailable, StorageHealth
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.journal import JournalStore
@@ -97,6 +99,8 @@ class Service:
         self.tickets.attach(self.floor)
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics, clock)
         self.sessions: dict[str, DrawSession] = {}
+        self.planner = ScheduleDesk(cfg, self.journal, self._lock, self.floor, self.sessions,
+                                    clock, metrics, self._session_changed)  # fmt: skip
         self.sources: dict[str, bool] = {}
         self.storage_ok = False
         self._session_counts: Counter[tuple[str, str, str]] = Counter()
@@ -116,6 +120,7 @@ class Service:
         await migrate(self.engine)
         head = await self.journal.load_head()
         replayed = await self._restore_floor()
+        seeded = await self.planner.load()
         await self._restore_sessions()
         self.tickets.reconcile_awards(self.sessions.values())
         await self.tickets.sync()
@@ -130,6 +135,7 @@ class Service:
             journal_head=str(head) if head else None,
             floor_events_replayed=replayed,
             sessions=len(self.sessions),
+            schedule_records_seeded=seeded,
         )
 
     async def _restore_floor(self) -> int:
@@ -155,20 +161,16 @@ class Service:
         return replayed
 
     async def _restore_sessions(self) -> None:
-        for sc in self.cfg.sessions:
-            self.sessions[sc.id] = await self._session_from_journal(sc.id)
+        for plan in self.planner.live():
+            self.sessions[plan.session_id] = await self._session_from_journal(plan.session_id)
+        self._update_session_gauges()
 
     async def _session_from_journal(self, session_id: str) -> DrawSession:
-        """A configured session as its journal records leave it (scheduled if none)."""
-        sc = self.cfg.session(session_id)
+        """A scheduled session as its journal records leave it (not opened if none)."""
         entries = await self.journal.session_entries(session_id)
         records = [Record.from_dict(e.record) for e in entries]
         seed = await self._unseal(session_id) if records else None
-        return DrawSession.restore(
-            session_id, sc.promotion, self.floor, self.cfg.session_rules(sc), records, seed,
-            rehearsal=sc.rehearsal,
-        )  # fmt: skip
-        self._update_session_gauges()
+        return self.planner.scheduled(self.planner.plan(session_id), records, seed)
 
     async def _unseal(self, session_id: str) -> bytes | None:
         sealed = await self.journal.sealed_seed(session_id)
@@ -202,15 +204,24 @@ class Service:
         reasons: list[str | None] = []
         newest = 0.0
         applied = 0
+        room = self.ingest_room()  # the floor log's unwritten backlog is bounded
         for ev in events:
-            if not self._remember(ev.event_id):
-                reason: str | None = "duplicate"
-            elif type(ev) is TicketsGranted:  # the casino's own ticket feed
-                reason = self.tickets.external(ev)
+            error: dict[str, str] = {}
+            if applied >= room:
+                reason: str | None = "floor_log_backlog"
+            elif not self._remember(ev.event_id):
+                reason = "duplicate"
             else:
-                reason = self.floor.apply(ev)
+                try:  # an event the core fails on must not take the rest of its batch along
+                    if type(ev) is TicketsGranted:  # the casino's own ticket feed
+                        reason = self.tickets.external(ev)
+                    else:
+                        reason = self.floor.apply(ev)
+                except Exception as e:
+                    self._seen.discard(ev.event_id)  # a redelivery is refused again
+                    reason, error = "internal_error", {"error": type(e).__name__}
             if reason is not None:
-                self.reject(source, reason, event_id=ev.event_id)
+                self.reject(source, reason, event_id=ev.event_id, **error)
             else:
                 self._event_seq += 1
                 self._unflushed.append((self._event_seq, now, ev))
@@ -233,9 +244,18 @@ class Service:
             self.log.warning("event rejected", source=source, reason=reason, **context)
 
     async def flush_events(self) -> None:
-        """Write the floor log, then the ticket credits its events earned."""
+        """Write the floor log, then the ticket credits its events earned.  Once it returns
+        every event applied so far is durable: the MQTT ingest acknowledges after it."""
         await self._flush_floor_log()
         await self.tickets.sync()
+
+    def ingest_room(self) -> int:
+        """Events the service takes before its unwritten backlog reaches its bound."""
+        return self.cfg.storage.max_unflushed_events - len(self._unflushed)
+
+    @cached_property
+    def _health(self) -> StorageHealth:
+        return StorageHealth(self.metrics, self.log, self.clock)
 
     async def _flush_floor_log(self) -> None:
         """Write the events ingested so far. Flushes run one at a time, in order (a later
@@ -245,12 +265,13 @@ class Service:
             batch, self._unflushed = self._unflushed, []
             try:
                 await self.floorlog.append(batch)
-            except Exception:
+            except Exception as e:
                 self._unflushed[:0] = batch  # keep them for the next try
                 self.storage_ok = False
-                self.log.exception("floor event log write failed")
-                raise
+                self._health.floor_log_written(len(self._unflushed), e)  # logged once a change
+                raise FloorLogUnavailable(type(e).__name__) from e
             self.storage_ok = True
+            self._health.floor_log_written(len(self._unflushed))
 
     async def snapshot_floor(self) -> None:
         await self.flush_events()
@@ -269,10 +290,10 @@ class Service:
             async with asyncio.timeout(timeout), self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
         except Exception as e:
-            if self.storage_ok:
-                self.log.error("storage unreachable", error=type(e).__name__)
+            self._health.database.failed(e)
             self.storage_ok = False
         else:
+            self._health.database.ok()
             self.storage_ok = True
         return self.storage_ok
 
@@ -282,8 +303,10 @@ class Service:
         return self.ready()
 
     def ready(self) -> tuple[bool, list[str]]:
-        """Ready when storage works and every source is up; the sources that are down."""
+        """Ready when storage and every source work; what is down (floor_log: see docs)."""
         down = [name for name, up in self.sources.items() if not up]
+        if self._health.floor_log.down or self.ingest_room() <= 0:
+            down.append("floor_log")
         return self.storage_ok and not down, down
 
     def update_pool_gauges(self) -> None:
@@ -297,6 +320,11 @@ class Service:
         self.metrics.floor_anomalies.clear()
         for kind, n in self.floor.anomalies.items():
             self.metrics.floor_anomalies.labels(kind).set(n)
+
+    def _session_changed(self, session_id: str) -> None:
+        """The schedule added, rescheduled or cancelled a session: gauges, screens."""
+        self._update_session_gauges()
+        self._notify(session_id)
 
     def _update_session_gauges(self) -> None:
         # set what changed; clearing every series and building it again cost every pick
@@ -339,6 +367,7 @@ class Service:
         def action(s: DrawSession, cmd: Command) -> tuple[Outcome, Any]:
             if s.answered(command_id) or s.state != SessionState.SCHEDULED:
                 return s.open(cmd, bytes(SEED_BYTES)), None  # a retry: replayed, or refused
+            self.planner.may_open(session_id)
             seed = secrets.token_bytes(SEED_BYTES)
             outcome = s.open(cmd, seed, override)  # refused outside the window: no seal
             nonce, ciphertext = self.sealer.seal(session_id, seed)
@@ -478,7 +507,7 @@ class Service:
             self.metrics.count_outcomes(s, new)
             self._update_session_gauges()
             for rec in new:
-                self._log_record(rec)
+                self.log.info(rec.type, **log_fields(rec))
         except Exception:  # bookkeeping must never take the service down
             self.log.exception("bookkeeping after a commit failed", session=s.session_id)
         self._notify(s.session_id)
@@ -497,14 +526,6 @@ class Service:
     async def _reload(self, session_id: str) -> None:
         await self.journal.load_head()
         self.sessions[session_id] = await self._session_from_journal(session_id)
-
-    def _log_record(self, rec: Record) -> None:
-        # the log processor masks "card"; pools never go to the log
-        keys = ("pick", "kind", "slot", "attempt", "reason", "card")
-        fields: dict[str, Any] = {k: rec.data[k] for k in keys if k in rec.data}
-        self.log.info(
-            rec.type, session=rec.session_id, user=rec.actor.user, role=rec.actor.role, **fields
-        )
 
     async def _publish(self, s: DrawSession, records: Sequence[Record]) -> None:
         if self.publisher is None:
@@ -547,20 +568,7 @@ class Service:
     # ------------------------------------------------------------------ reading
 
     def summary(self, session_id: str) -> dict[str, Any]:
-        s = self.session(session_id)
-        head = self.journal.head
-        seed = s.revealed_seed
-        return {
-            "session_id": s.session_id,
-            "promotion_id": s.promotion_id,
-            "state": s.state.value,
-            "rehearsal": s.rehearsal,
-            "commitment": s.commitment,
-            "seed": seed.hex() if seed else None,
-            "quotas": {str(k): v for k, v in s.rules.quotas.items()},
-            "picks": [pick_view(p) for p in s.picks],
-            "journal_head": {"seq": head.seq, "hash": head.hash} if head else None,
-        }
+        return session_summary(self.session(session_id), self.journal.head)
 
     async def stop(self) -> None:
         """Graceful stop: wait for a command in flight, flush events, snapshot the floor."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from raps.chain import Head
 from raps.redact import mask_card, short_name
 from selector.records import Record
-from selector.session import Pick
+from selector.session import DrawSession, Pick
 
 
 def pick_view(p: Pick) -> dict[str, Any]:
@@ -43,3 +44,26 @@ def public_record(rec: Record) -> dict[str, Any]:
         data["display_name"] = short_name(data["display_name"])
     d["data"] = data
     return d
+
+
+def session_summary(s: DrawSession, head: Head | None) -> dict[str, Any]:
+    """A session as the handheld, dispatch and the MQTT summary show it."""
+    seed = s.revealed_seed
+    return {
+        "session_id": s.session_id,
+        "promotion_id": s.promotion_id,
+        "state": s.state.value,
+        "rehearsal": s.rehearsal,
+        "commitment": s.commitment,
+        "seed": seed.hex() if seed else None,
+        "quotas": {str(k): v for k, v in s.rules.quotas.items()},
+        "picks": [pick_view(p) for p in s.picks],
+        "journal_head": {"seq": head.seq, "hash": head.hash} if head else None,
+    }
+
+
+def log_fields(rec: Record) -> dict[str, Any]:
+    """A record's log line fields: the log processor masks "card"; pools never go there."""
+    keys = ("pick", "kind", "slot", "attempt", "reason", "card")
+    fields: dict[str, Any] = {k: rec.data[k] for k in keys if k in rec.data}
+    return {"session": rec.session_id, "user": rec.actor.user, "role": rec.actor.role, **fields}

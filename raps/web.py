@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
@@ -35,8 +36,10 @@ from raps.auth import (
     publish_access,
     route_access,
 )
+from raps.body_limit import BodyLimits, invalid_request
 from raps.config import Config
 from raps.pages import register_pages
+from raps.schedule_routes import register_schedule_routes
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
 from raps.session_views import pick_view
 from raps.stage_routes import register_stage_routes
@@ -142,6 +145,7 @@ class Gatekeeper:
             await send(message)
 
         request = Request(scope)
+        await self.web.sessions.ready()  # the sign-ins stored before a restart, once
         has_bearer = "authorization" in request.headers
         signed_in = self.web.sessions.get(request.cookies.get(self.web.cookie)) is not None
         if not (has_bearer or signed_in or self._is_public(scope)):
@@ -254,7 +258,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
                 "state": s.state.value,
                 "rehearsal": s.rehearsal,
                 "picks": len(s.picks),
-                "starts": cfg.session_start(s.session_id).isoformat(),
+                "starts": service.planner.plan(s.session_id).starts.isoformat(),
                 "claim_seconds": s.rules.claim_seconds,
             }
             for s in service.sessions.values()
@@ -364,6 +368,12 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     register_pages(app, web)
     register_ticket_routes(app, web)
     register_stage_routes(app, web)
+    register_schedule_routes(app, web)
     publish_access(app.routes)
+    # inside the Gatekeeper: a stranger to a private route is refused before any body
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_middleware(BodyLimits, routes=app.router.routes,
+                       max_body_bytes=cfg.http.max_body_bytes,
+                       max_upload_bytes=cfg.http.max_upload_bytes)  # fmt: skip
     app.add_middleware(Gatekeeper, web=web, fastapi_app=app)
     return app

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 
@@ -158,21 +159,27 @@ class Calendar:
         conditional: Sequence[Conditional] = (),
         windows: Sequence[Window] = (),
         period: tuple[date, date] | None = None,
+        names: Sequence[str] = (),
     ) -> None:
         self.zone = ZoneInfo(tz)
         self.windows = tuple(windows)
         self.period = period
-        names = [w.name for w in self.windows]
-        if len(set(names)) != len(names):
-            raise CalendarError(f"windows: a name is used twice ({', '.join(names)})")
+        window_names = [w.name for w in self.windows]
+        if len(set(window_names)) != len(window_names):
+            raise CalendarError(f"windows: a name is used twice ({', '.join(window_names)})")
         given: dict[datetime, str] = {}
         for i, rule in enumerate(rules):
-            for wall in rule.wall_times():
+            name = names[i] if i < len(names) else f"rules[{i}]"
+            try:
+                walls = list(rule.wall_times())
+            except CalendarError as e:
+                raise CalendarError(f"{name}: {e}") from None
+            for wall in walls:
                 if wall in given:
                     raise CalendarError(
-                        f"rules[{i}]: {wall:%a %d %b %Y %H:%M} is already given by {given[wall]}"
+                        f"{name}: {wall:%a %d %b %Y %H:%M} is already given by {given[wall]}"
                     )
-                given[wall] = f"rules[{i}]"
+                given[wall] = name
         out: dict[datetime, Occurrence] = {}
         for wall in given:
             out[wall] = self._occurrence(wall, given[wall])
@@ -193,7 +200,7 @@ class Calendar:
             for occ in out.values():
                 if not period[0] <= occ.wall.date() <= period[1]:
                     raise CalendarError(
-                        f"{occ.wall:%Y-%m-%d %H:%M} is outside the promotion's period "
+                        f"period: {occ.wall:%Y-%m-%d %H:%M} is outside the promotion's period "
                         f"{period[0]} to {period[1]}"
                     )
         self._occurrences = sorted(out.values(), key=lambda o: o.at)
@@ -244,3 +251,16 @@ class Calendar:
 
     def next_after(self, now: datetime) -> Occurrence | None:
         return next((o for o in self._occurrences if o.at > now), None)
+
+    def overlap(self, name: str) -> str | None:
+        """Where window `name` of one occurrence runs into the next one's, or None: two
+        RAPS sessions at once is no calendar (entry windows of draws sharing a bin, on
+        the other hand, overlap on purpose)."""
+        spans = sorted((o.window(name), o.wall) for o in self._occurrences)
+        for ((_, end), wall), ((start, _), later) in pairwise(spans):
+            if start < end:
+                return (
+                    f"the window of {wall:%Y-%m-%d %H:%M} runs until {end:%H:%M}, past the "
+                    f"start of the next one ({later:%Y-%m-%d %H:%M})"
+                )
+        return None

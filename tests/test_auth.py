@@ -104,7 +104,7 @@ async def test_sign_in_gives_a_secure_http_only_same_site_cookie(env: Env) -> No
         assert PASSWORDS["marketing"] not in r.text
         me = (await c.get("/api/me")).json()
         assert me["user"] == "ann" and me["role"] == "marketing" and len(me["csrf_token"]) > 30
-        assert me["pages"] == ["/handheld"]
+        assert me["pages"] == ["/handheld", "/calendar"]
         page = await c.get("/handheld")
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
         assert "default-src 'self'" in page.headers["content-security-policy"]
@@ -211,6 +211,7 @@ async def test_web_sessions_stay_bounded() -> None:
 
 async def test_cookie_commands_need_the_csrf_token_bearer_commands_do_not(env: Env) -> None:
     url = f"/api/sessions/{SESSION}/open"
+    seeded = env.service.journal.head  # the schedule, seeded from the config at start
     async with env.client() as c:
         await sign_in(c, "marketing")
         token = c.headers.pop("X-CSRF-Token")
@@ -223,7 +224,7 @@ async def test_cookie_commands_need_the_csrf_token_bearer_commands_do_not(env: E
             r = await c.post(url, json={"command_id": "o1", "confirm": "LIVE"},
                              headers={"X-CSRF-Token": token, **evil})  # fmt: skip
             assert r.status_code == 403, evil
-        assert env.service.journal.head is None, "a refused command wrote"
+        assert env.service.journal.head == seeded, "a refused command wrote"
         same_site = {"X-CSRF-Token": token, "Origin": "https://raps.test"}
         r = await c.post(url, json={"command_id": "o1", "confirm": "LIVE"}, headers=same_site)
         assert r.status_code == 200, r.text
@@ -245,7 +246,7 @@ async def test_a_page_opens_a_live_session_only_with_the_typed_confirmation(env:
         assert r.status_code == 200, r.text
         r = await c.post(url, json={"command_id": "o3"})  # a retry replays, typed or not
         assert r.status_code == 200 and r.json()["replayed"] is True
-    (rec,) = [e.record for e in await env.service.journal.entries()]
+    (rec,) = [e.record for e in await env.service.journal.session_entries(SESSION)]
     assert rec["type"] == "session.opened"
     assert rec["actor"] == {"user": "ann", "role": "marketing"}
 
@@ -425,6 +426,7 @@ async def test_roles_of_the_pages_match_the_issue() -> None:
         "/audit": ["admin", "auditor"],
         "/stage": ["admin", "stage_host"],
         "/rewards": ["admin", "rewards_desk"],
+        "/calendar": ["admin", "auditor", "marketing", "ops", "security", "stage_host"],
     }
     assert set(USER_OF) == {
         "marketing", "security", "ops", "auditor", "admin", "stage_host", "rewards_desk"

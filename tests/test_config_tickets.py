@@ -12,6 +12,7 @@ import pytest
 
 from raps.config import DEVICE_ROLES, ConfigError, load_config, parse_config
 from selector.events import Tier
+from selector.schedule import Schedule
 from selector.tickets import PeriodKind, TicketPlan
 from tests.test_config import FLOOR, HASH, PROMO, SITE, config_error, toml
 
@@ -185,7 +186,9 @@ def test_003_seven_day_windows_end_before_each_draw_day_without_roll_over(
 
 def test_003_raps_sessions_before_the_teeds_draws() -> None:
     cfg = load_config(SEEDS / "golden-horse.toml")
-    starts = [cfg.session_start(s) for s in cfg.sessions]
+    schedule = Schedule(cfg.schedule_facts())
+    cfg.seed_schedule(schedule, at(date(2026, 4, 1), 9))  # the sessions come from the calendar
+    starts = [s.starts for s in schedule.sessions.values()]
     assert starts == [at(d, 18) for d in (date(2026, 4, 25), date(2026, 5, 2),
                                           date(2026, 5, 30), date(2026, 6, 27))]  # fmt: skip
     plan = cfg.ticket_plan()

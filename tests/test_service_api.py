@@ -122,12 +122,13 @@ async def test_health_and_who_may_do_what(env: Env) -> None:
     for role in TOKENS:  # every staff role can read the session and the pools
         assert (await c.get(f"/api/sessions/{SESSION}", headers=auth(role))).status_code == 200
         assert (await c.get("/api/pools", headers=auth(role))).status_code == 200
+    seeded = await env.service.journal.load_head()  # the schedule, seeded from the config
     for path in ("open", "draw"):  # security watches; it does not run the draw
         r = await env.hh.post(path, role="security", kind="slots")
         assert r.status_code == 403 and "security" in r.json()["detail"]
     r = await env.hh.post("open", role="ops")
     assert r.status_code == 403
-    assert (await env.service.journal.load_head()) is None, "a refused command wrote"
+    assert (await env.service.journal.load_head()) == seeded, "a refused command wrote"
 
     r = await c.get(f"/api/sessions/{SESSION}/export", headers=auth("marketing"))
     assert r.status_code == 403
@@ -146,9 +147,11 @@ async def test_pools_list_the_seated_players(env: Env) -> None:
 
 
 async def test_open_publishes_the_commitment_only(env: Env) -> None:
+    seeded = env.service.journal.head
+    assert seeded is not None and seeded.seq == 1  # the config's session, in the schedule
     r = await env.hh.post("open", "open-1")
     assert r.status_code == 200
-    assert r.json()["journal_head"]["seq"] == 1
+    assert r.json()["journal_head"]["seq"] == 2
     s = await env.hh.summary("security")
     assert s["state"] == "open"
     assert len(s["commitment"]) == 64 and int(s["commitment"], 16) >= 0
@@ -178,7 +181,7 @@ async def test_a_pick_shows_a_masked_card_where_to_walk_and_the_deadline(env: En
     deadline = datetime.fromisoformat(pick["deadline"])
     assert deadline == env.clock.now + timedelta(seconds=CLAIM_SECONDS)
     assert pick["state"] == "pending" and pick["pool_size"] == len(SEATS)
-    assert body["journal_head"]["seq"] == 2
+    assert body["journal_head"]["seq"] == 3  # the schedule's seeding, the open, the pick
     # nothing any screen reads carries the full number
     assert_no_full_card(r.text)
     for path in (f"/api/sessions/{SESSION}", "/api/sessions", "/api/journal/head"):
@@ -353,7 +356,8 @@ async def test_close_reveals_the_seed_and_the_export_verifies(env: Env, tmp_path
     assert report.sessions == {SESSION: []} and report.picks == 3
     assert records[-1]["data"]["seed"] == s["seed"]
     lines = [json.loads(x) for x in r.text.splitlines()]
-    assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
+    # the session's own entries, contiguous, after the schedule's seeding (entry 1)
+    assert [x["seq"] for x in lines] == list(range(2, len(lines) + 2))
     r = await env.client.get(f"/api/sessions/{SESSION}/export", headers=auth("admin"))
     assert r.status_code == 200
 

@@ -14,8 +14,8 @@ import os
 import re
 import tomllib
 import typing
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Collection, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ from raps.config.common import duplicates, missing_local_time, site_time
 from raps.config.errors import ConfigError, KeyedError, Problem, from_validation, key_part
 from raps.config.floor import FloorConfig, SourcesConfig
 from raps.config.promotions import EarnConfig, PromotionConfig, SessionConfig, core_promotion
+from raps.config.schedule import facts as schedule_facts
+from raps.config.schedule import seed, seeding_command
 from raps.config.site import (
     CredentialsConfig,
     HttpConfig,
@@ -44,6 +46,8 @@ from raps.config.users import UserConfig
 from selector.events import PoolKind
 from selector.layout import FloorLayout, Machine, Table
 from selector.promotion import EarnRules, Promotion, SessionRules
+from selector.records import Record
+from selector.schedule import PromotionFacts, Schedule, ScheduleError
 from selector.tickets import TicketPlan
 
 _T = typing.TypeVar("_T")
@@ -125,12 +129,39 @@ class Config(StrictModel):
                     problems.append(
                         (f"sessions[{i}].ends", f"must be after starts ({s.starts:%Y-%m-%d %H:%M})")
                     )
+        if not problems:
+            problems += self._schedule_problems()
         problems += self._layout_references()
         problems += self._sas_references()
         problems += self._ticket_references()
         if problems:
             raise key_problems(problems)
         return self
+
+    def _schedule_problems(self) -> list[tuple[str, str]]:
+        """The schedule the config seeds: periods, calendars, the sessions they make."""
+        try:
+            self.seed_schedule(Schedule(self.schedule_facts()), datetime.now(UTC))
+        except ScheduleError as e:
+            return [(e.key, e.reason)]
+        return []
+
+    def schedule_facts(self) -> dict[str, PromotionFacts]:
+        return schedule_facts(self.promotion_entries, self.site.timezone)
+
+    def seed_schedule(
+        self, schedule: Schedule, at: datetime, taken: Collection[str] = ()
+    ) -> list[Record]:
+        """Add what this config has and `schedule` lacks (raps.config.schedule)."""
+        return seed(
+            schedule,
+            self.promotion_entries,
+            self.sessions,
+            self.site.timezone,
+            seeding_command(at),
+            source=self._source,
+            taken=taken,
+        )
 
     def _ticket_references(self) -> list[tuple[str, str]]:
         """The ticket sections, checked among themselves and then as the core's plan."""

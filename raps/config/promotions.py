@@ -9,10 +9,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from adapters.wire.settings import StrictModel, key_problems
-from raps.config.common import check_item_id, parse_datetime, parse_hhmm
+from raps.config.common import check_item_id, parse_datetime, parse_hhmm, site_time
 from raps.config.errors import key_part
+from selector.calendar_spec import read_period
 from selector.events import PoolKind, Tier
 from selector.promotion import Promotion
+from selector.schedule import PromotionPlan, SessionPlan
 from selector.windows import QualifyingWindow
 
 TierName = Literal["ten", "jack", "queen", "king", "ace"]
@@ -73,6 +75,11 @@ class PromotionConfig(StrictModel):
     areas_excluded: tuple[str, ...] = ()
     pool_kinds: tuple[PoolKindName, ...] = Field(default=("slots", "tables"), min_length=1)
     min_active_seconds: float = Field(default=0.0, ge=0)
+    # the schedule (selector.schedule), seeded from here at first start: its period, its
+    # calendar of draws (selector.calendar_spec) and the RAPS sessions that calendar makes
+    period: dict[str, Any] | None = None
+    calendar: dict[str, Any] | None = None
+    calendar_sessions: dict[str, Any] | None = None
 
     @field_validator("id")
     @classmethod
@@ -98,6 +105,7 @@ class SessionConfig(StrictModel):
 
     id: str
     promotion: str
+    name: str = Field(default="", max_length=80)
     starts: datetime
     ends: datetime | None = None  # the window closes; none: no window (set it for live ones)
     quotas: QuotasConfig = Field(default_factory=QuotasConfig)
@@ -115,6 +123,30 @@ class SessionConfig(StrictModel):
     @classmethod
     def _iso(cls, v: Any) -> Any:
         return None if v is None else parse_datetime(v)
+
+
+def promotion_plan(p: PromotionConfig) -> PromotionPlan | None:
+    """The promotion's schedule entry, if the config gives it a period or a calendar."""
+    if p.period is None and p.calendar is None and p.calendar_sessions is None:
+        return None
+    return PromotionPlan(p.id, read_period(p.period), p.calendar, p.calendar_sessions)
+
+
+def session_plan(s: SessionConfig, tz: str) -> SessionPlan:
+    """A [[sessions]] entry as the schedule holds it."""
+    return SessionPlan(
+        session_id=s.id,
+        promotion_id=s.promotion,
+        starts=site_time(s.starts, tz),
+        ends=None if s.ends is None else site_time(s.ends, tz),
+        slots=s.quotas.slots,
+        tables=s.quotas.tables,
+        claim_seconds=s.claim_seconds,
+        exclude_no_shows=s.exclude_no_shows,
+        exclude_voided=s.exclude_voided,
+        rehearsal=s.rehearsal,
+        name=s.name,
+    )
 
 
 def core_promotion(p: PromotionConfig, tz: str) -> Promotion:

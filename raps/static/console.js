@@ -4,7 +4,7 @@
   const { el } = RAPS;
   const $ = (id) => document.getElementById(id);
   const page = document.body.dataset.page;
-  const NAMES = { "/handheld": "Handheld", "/dispatch": "Dispatch", "/ops": "Ops", "/admin": "Admin", "/audit": "Audit" };
+  const NAMES = { "/handheld": "Handheld", "/dispatch": "Dispatch", "/ops": "Ops", "/admin": "Admin", "/audit": "Audit", "/calendar": "Calendar" };
 
   function table(headers, rows) {
     return el("table", {},

@@ -1,0 +1,202 @@
+"""What the calendar page shows: a month of every promotion's sessions, ticket draws and
+calendar occurrences; what is open now and what is next; eligible players and entered
+tickets.  Plain dicts, built from the service's state (no I/O)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from selector.calendar_spec import write_period
+from selector.records import Record
+from selector.schedule import SessionPlan, Status
+from selector.session import SessionState
+
+if TYPE_CHECKING:
+    from raps.service import Service
+
+NEXT_ITEMS = 6
+
+
+def session_row(service: Service, plan: SessionPlan) -> dict[str, Any]:
+    s = service.sessions.get(plan.session_id)
+    started = s is not None and s.state != SessionState.SCHEDULED
+    state = (
+        "cancelled" if plan.status == Status.CANCELLED else (s.state.value if s else "scheduled")
+    )
+    facts = service.planner.schedule.facts.get(plan.promotion_id)
+    return {
+        "kind": "session",
+        "id": plan.session_id,
+        "promotion_id": plan.promotion_id,
+        "promotion": facts.name if facts else plan.promotion_id,
+        "name": plan.name or plan.session_id,
+        "at": plan.starts.isoformat(),
+        "ends": None if plan.ends is None else plan.ends.isoformat(),
+        "slots": plan.slots,
+        "tables": plan.tables,
+        "claim_seconds": plan.claim_seconds,
+        "exclude_no_shows": plan.exclude_no_shows,
+        "exclude_voided": plan.exclude_voided,
+        "rehearsal": plan.rehearsal,
+        "status": plan.status.value,
+        "state": state,
+        "picks": len(s.picks) if s else 0,
+        "occurrence": plan.occurrence,
+        "changeable": not started and plan.status != Status.CANCELLED,
+    }
+
+
+def history(service: Service, session_id: str) -> list[dict[str, Any]]:
+    """Every schedule change of one session: who, when, what and why."""
+    out = []
+    for rec in service.planner.schedule.records:
+        if _subject(rec) == session_id:
+            out.append(
+                {
+                    "type": rec.type.removeprefix("schedule."),
+                    "at": rec.at.isoformat(),
+                    "user": rec.actor.user,
+                    "role": rec.actor.role,
+                    "reason": rec.data.get("reason"),
+                    "changed": rec.data.get("changed", []),
+                }
+            )
+    return out
+
+
+def _subject(rec: Record) -> str | None:
+    d = rec.data
+    sid = d.get("session_id") or (d.get("session") or {}).get("session_id")
+    return str(sid) if sid is not None else None
+
+
+def month_view(service: Service, month: date) -> dict[str, Any]:
+    tz = ZoneInfo(service.cfg.site.timezone)
+    start = datetime(month.year, month.month, 1, tzinfo=tz)
+    end = (start + timedelta(days=32)).replace(day=1)
+    now = service.clock()
+    items = [i for i in _all_items(service) if start <= datetime.fromisoformat(i["at"]) < end]
+    upcoming = [
+        i
+        for i in _all_items(service)
+        if datetime.fromisoformat(i["at"]) > now and i.get("state") != "cancelled"
+    ]
+    return {
+        "month": f"{month:%Y-%m}",
+        "timezone": service.cfg.site.timezone,
+        "now": now.isoformat(),
+        "items": items,
+        "open_now": _open_now(service, now),
+        "next": upcoming[:NEXT_ITEMS],
+        "promotions": _promotions(service),
+    }
+
+
+def _all_items(service: Service) -> list[dict[str, Any]]:
+    schedule = service.planner.schedule
+    items = [session_row(service, p) for p in schedule.sessions.values()]
+    items += _ticket_draws(service)
+    made = {
+        (p.promotion_id, p.occurrence)
+        for p in schedule.sessions.values()
+        if p.occurrence is not None and p.status != Status.CANCELLED
+    }
+    for pid, cal in schedule.calendars.items():
+        for occ in cal.occurrences():
+            if (pid, f"{occ.wall:%Y-%m-%d %H:%M}") in made:
+                continue
+            items.append(
+                {
+                    "kind": "occurrence",
+                    "id": f"{pid}@{occ.wall:%Y-%m-%d %H:%M}",
+                    "promotion_id": pid,
+                    "promotion": schedule.facts[pid].name,
+                    "name": f"{schedule.facts[pid].name} {occ.wall:%a %d %b %H:%M}",
+                    "at": occ.at.isoformat(),
+                    "condition": occ.condition,
+                    "moved_from": None
+                    if occ.moved_from is None
+                    else f"{occ.moved_from:%Y-%m-%d %H:%M}",
+                    "reason": occ.reason,
+                    "windows": {
+                        k: [a.isoformat(), b.isoformat()] for k, (a, b) in occ.windows.items()
+                    },
+                }
+            )
+    return sorted(items, key=lambda i: (i["at"], i["kind"], i["id"]))
+
+
+def _ticket_draws(service: Service) -> list[dict[str, Any]]:
+    plan = service.tickets.plan
+    programs = {p.program_id: p for p in plan.programs}
+    facts = service.planner.schedule.facts
+    stage = service.stage
+    totals: dict[str, dict[str, Any]] = {}
+    out = []
+    for d in plan.draws:
+        bin_id = d.bin_id or d.draw_id
+        if bin_id not in totals:
+            totals[bin_id] = service.tickets.bin_summary(bin_id)
+        promo = programs[d.program_id].promotion_id
+        staged = stage.sessions.get(d.draw_id)
+        out.append(
+            {
+                "kind": "ticket_draw",
+                "id": d.draw_id,
+                "name": d.name or d.draw_id,
+                "promotion_id": promo,
+                "promotion": facts[promo].name if promo in facts else promo,
+                "program": programs[d.program_id].name,
+                "at": d.at.isoformat(),
+                "opens": d.opens.isoformat(),
+                "closes": d.closes.isoformat(),
+                "winners": d.winners,
+                "tickets": totals[bin_id]["tickets"],
+                "players": totals[bin_id]["players"],
+                "state": staged.state.value if staged is not None else "scheduled",
+            }
+        )
+    return out
+
+
+def _open_now(service: Service, now: datetime) -> list[dict[str, Any]]:
+    """Sessions open or in their window, draws open on stage or taking entries."""
+    out = []
+    for plan in service.planner.live():
+        row = session_row(service, plan)
+        in_window = plan.ends is not None and plan.starts <= now < plan.ends
+        if row["state"] == "open" or (in_window and row["state"] == "scheduled"):
+            out.append({**row, "why": "open" if row["state"] == "open" else "in its window"})
+    for d in _ticket_draws(service):
+        if d["state"] == "open":
+            out.append({**d, "why": "open on stage"})
+        elif datetime.fromisoformat(d["opens"]) <= now < datetime.fromisoformat(d["closes"]):
+            out.append({**d, "why": "taking entries"})
+    return out
+
+
+def _promotions(service: Service) -> list[dict[str, Any]]:
+    schedule = service.planner.schedule
+    out = []
+    for pid, facts in schedule.facts.items():
+        counts: Counter[str] = Counter()
+        for (kind, _area, _tier), n in service.floor.eligible_counts(pid).items():
+            counts[str(kind)] += n
+        plan = schedule.promotions.get(pid)
+        data = plan.to_data() if plan is not None else {}
+        out.append(
+            {
+                "id": pid,
+                "name": facts.name,
+                "pool_kinds": sorted(facts.pool_kinds),
+                "eligible": dict(counts),
+                "eligible_total": sum(counts.values()),
+                "period": data.get("period") or write_period(None),
+                "calendar": data.get("calendar"),
+                "calendar_sessions": data.get("sessions"),
+            }
+        )
+    return out

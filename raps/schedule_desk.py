@@ -1,0 +1,211 @@
+"""The schedule in the running daemon: loaded from the journal stream "schedule", seeded
+from the config where it lacks something, and changed by marketing and admins from the
+calendar page without a restart.
+
+A change commits its records (who, when, why) before the service's sessions follow it:
+a new or rescheduled session is a fresh scheduled `DrawSession` with the new rules, a
+cancelled one leaves the handheld.  Changes share the journal lock with draws, so a
+session cannot be rescheduled between its open and the commit of that open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from raps.config import Config
+from raps.logs import get_logger
+from raps.metrics import Metrics
+from raps.store.journal import JournalStore
+from selector.floor import Floor
+from selector.records import Actor, Record
+from selector.schedule import (
+    STREAM,
+    PromotionPlan,
+    Schedule,
+    ScheduleError,
+    SessionPlan,
+    Status,
+)
+from selector.session import Command, DrawSession, SessionState
+
+
+class ScheduleUnavailable(RuntimeError):
+    """The journal could not commit a schedule change; nothing changed."""
+
+
+class ScheduleDesk:
+    """The schedule and the service's sessions it governs (`sessions`, shared with the
+    service); `changed(session_id)` tells the service a session was added or replaced."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        journal: JournalStore,
+        lock: asyncio.Lock,
+        floor: Floor,
+        sessions: dict[str, DrawSession],
+        clock: Callable[[], datetime],
+        metrics: Metrics,
+        changed: Callable[[str], None],
+    ) -> None:
+        self.cfg, self.journal, self.lock, self.floor = cfg, journal, lock, floor
+        self.sessions, self.clock, self.metrics, self.changed = sessions, clock, metrics, changed
+        self.schedule = Schedule(cfg.schedule_facts())
+        self._dirty = False
+        self.log = get_logger(site=cfg.site.id)
+
+    # ------------------------------------------------------------------ loading
+
+    async def load(self) -> int:
+        """Replay the schedule's records, then add what the config has and they lack (one
+        commit); returns how many records the seeding wrote."""
+        await self._replay()
+        taken = frozenset(await self.journal.session_ids())
+        seeded = self.cfg.seed_schedule(self.schedule, self.clock(), taken)
+        if seeded:
+            await self.journal.append([r.to_dict() for r in seeded])
+        return len(seeded)
+
+    async def _replay(self) -> None:
+        entries = await self.journal.session_entries(STREAM)
+        records = [Record.from_dict(e.record) for e in entries]
+        self.schedule = Schedule.replay(self.cfg.schedule_facts(), records)
+
+    def live(self) -> list[SessionPlan]:
+        """The sessions the service holds: every one not cancelled."""
+        return [p for p in self.schedule.sessions.values() if p.status != Status.CANCELLED]
+
+    def plan(self, session_id: str) -> SessionPlan:
+        return self.schedule.plan(session_id)
+
+    def may_open(self, session_id: str) -> None:
+        """A proposed session waits for an admin's approval before it opens."""
+        plan = self.schedule.sessions.get(session_id)
+        if plan is not None and plan.status == Status.PROPOSED:
+            from selector.session import SessionError
+
+            raise SessionError(
+                f"session {session_id} is proposed and not approved yet: an admin approves "
+                "it on the calendar page"
+            )
+
+    # ----------------------------------------------------------------- commands
+
+    async def create(self, actor: Actor, command_id: str, plan: SessionPlan,
+                     reason: str) -> list[Record]:  # fmt: skip
+        async def run(cmd: Command) -> list[Record]:
+            taken = frozenset(await self.journal.session_ids())
+            return self.schedule.add(cmd, plan, reason, taken=taken)
+
+        return await self._change(actor, command_id, run)
+
+    async def change(self, actor: Actor, command_id: str, session_id: str,
+                     changes: Mapping[str, Any], reason: str) -> list[Record]:  # fmt: skip
+        async def run(cmd: Command) -> list[Record]:
+            return self.schedule.change(cmd, session_id, changes, reason,
+                                        started=self._started(session_id))  # fmt: skip
+
+        return await self._change(actor, command_id, run)
+
+    async def approve(self, actor: Actor, command_id: str, session_id: str,
+                      reason: str) -> list[Record]:  # fmt: skip
+        async def run(cmd: Command) -> list[Record]:
+            return self.schedule.approve(cmd, session_id, reason)
+
+        return await self._change(actor, command_id, run)
+
+    async def cancel(self, actor: Actor, command_id: str, session_id: str,
+                     reason: str) -> list[Record]:  # fmt: skip
+        async def run(cmd: Command) -> list[Record]:
+            return self.schedule.cancel(cmd, session_id, reason,
+                                        started=self._started(session_id))  # fmt: skip
+
+        return await self._change(actor, command_id, run)
+
+    async def set_promotion(self, actor: Actor, command_id: str, plan: PromotionPlan,
+                            reason: str) -> list[Record]:  # fmt: skip
+        async def run(cmd: Command) -> list[Record]:
+            taken = frozenset(await self.journal.session_ids())
+            started = frozenset(s for s in self.sessions if self._started(s))
+            return self.schedule.set_promotion(cmd, plan, reason, started=started, taken=taken)
+
+        return await self._change(actor, command_id, run)
+
+    def _started(self, session_id: str) -> bool:
+        s = self.sessions.get(session_id)
+        return s is not None and (s.state != SessionState.SCHEDULED or bool(s.records))
+
+    async def _change(self, actor: Actor, command_id: str,
+                      run: Callable[[Command], Any]) -> list[Record]:  # fmt: skip
+        """Run a schedule command under the journal lock; commit, then follow it."""
+        async with self.lock:
+            if self._dirty:
+                await self._resync()
+            done = self.schedule.answered(command_id)
+            if done is not None:
+                return done
+            keep = len(self.schedule.records)
+            new: list[Record] = await run(Command(command_id, actor, self.clock()))
+            try:
+                await self.journal.append([r.to_dict() for r in new])
+            except Exception as e:
+                self.metrics.journal_failures.inc()
+                self.log.error("schedule write failed; the change is undone",
+                               error=type(e).__name__)  # fmt: skip
+                self.schedule = Schedule.replay(self.schedule.facts, self.schedule.records[:keep])
+                self._dirty = True
+                raise ScheduleUnavailable(
+                    "the journal could not be written; the schedule is unchanged"
+                ) from e
+            head = self.journal.head
+            self.metrics.journal_head.set(head.seq if head else 0)
+            self._follow(new)
+            for rec in new:
+                self.log.info(rec.type, user=actor.user, role=actor.role,
+                              reason=rec.data.get("reason"),
+                              session=rec.data.get("session_id") or
+                              (rec.data.get("session") or {}).get("session_id"))  # fmt: skip
+            return new
+
+    async def _resync(self) -> None:
+        """After a failed commit the journal decides (a late failure may have landed)."""
+        try:
+            await self.journal.load_head()
+            await self._replay()
+        except Exception as e:
+            raise ScheduleUnavailable("the journal cannot be read; try again shortly") from e
+        self._dirty = False
+        for plan in self.schedule.sessions.values():
+            self._follow_plan(plan)
+
+    def _follow(self, records: list[Record]) -> None:
+        for rec in records:
+            sid = rec.data.get("session_id") or (rec.data.get("session") or {}).get("session_id")
+            if sid is not None:
+                self._follow_plan(self.schedule.sessions[sid])
+
+    def _follow_plan(self, plan: SessionPlan) -> None:
+        """The service's session as the plan now says (only ever an unopened one)."""
+        if self._started(plan.session_id):
+            return
+        if plan.status == Status.CANCELLED:
+            self.sessions.pop(plan.session_id, None)
+        else:
+            self.sessions[plan.session_id] = self.scheduled(plan)
+        self.changed(plan.session_id)
+
+    def scheduled(self, plan: SessionPlan, records: list[Record] | None = None,
+                  seed: bytes | None = None) -> DrawSession:  # fmt: skip
+        """The plan's draw session, from its journal records (none: not opened yet)."""
+        return DrawSession.restore(
+            plan.session_id, plan.promotion_id, self.floor, plan.rules(), records or [],
+            seed, rehearsal=plan.rehearsal,
+        )  # fmt: skip
+
+
+def schedule_error_view(e: ScheduleError) -> dict[str, str]:
+    """What the page shows of a refusal: the field and why."""
+    return {"field": e.key, "detail": e.reason}

@@ -1,0 +1,92 @@
+"""`raps schedule export` and `raps schedule import`: the schedule as TOML, offline.
+
+Export reads the journal of the configured database and writes what the calendar page
+shows (every promotion's period and calendar, every session not cancelled) in the
+config's own keys, so the file can seed another site or go back into this one.  Import
+applies such a file as one journaled change with who and why; it writes to the journal
+directly, so it runs with the daemon stopped (a daemon writing meanwhile makes the
+import's commit fail on the journal's sequence, and nothing is applied), and the daemon
+loads the result at its next start.
+"""
+
+from __future__ import annotations
+
+import getpass
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import tomli_w
+from pydantic import ValidationError
+
+from raps.config import Config
+from raps.config.errors import from_validation
+from raps.config.schedule import ScheduleDocument, export_document, import_document
+from raps.store.database import migrate, open_engine
+from raps.store.journal import JournalStore
+from selector.records import Actor, Record
+from selector.schedule import STREAM, Schedule
+from selector.session import Command
+
+
+async def _schedule(cfg: Config, journal: JournalStore) -> Schedule:
+    await journal.load_head()
+    entries = await journal.session_entries(STREAM)
+    schedule = Schedule.replay(cfg.schedule_facts(), [Record.from_dict(e.record) for e in entries])
+    if not schedule.records:  # a database the daemon has not started on yet
+        cfg.seed_schedule(schedule, datetime.now(UTC), await journal.session_ids())
+    return schedule
+
+
+async def export_toml(cfg: Config) -> str:
+    engine = open_engine(cfg.storage.url)
+    try:
+        await migrate(engine)
+        schedule = await _schedule(cfg, JournalStore(engine))
+    finally:
+        await engine.dispose()
+    head = f"# raps schedule export, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, site {cfg.site.id}\n"
+    note = f"# times are {cfg.site.timezone} wall time unless they carry an offset\n\n"
+    return head + note + tomli_w.dumps(export_document(schedule, cfg.site.timezone))
+
+
+def read_document(path: Path) -> ScheduleDocument:
+    """A schedule file, strictly: a wrong key is named like a config's."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        return ScheduleDocument.model_validate(tomllib.loads(text))
+    except ValidationError as e:
+        raise from_validation(str(path), e, ScheduleDocument) from None
+
+
+async def import_toml(
+    cfg: Config, doc: ScheduleDocument, reason: str, user: str | None = None
+) -> int:
+    """Apply a document as user `user` (default: the login name); how many records."""
+    engine = open_engine(cfg.storage.url)
+    try:
+        await migrate(engine)
+        journal = JournalStore(engine)
+        schedule = await _schedule(cfg, journal)
+        seeded = list(schedule.records)
+        taken = await journal.session_ids()
+        started = {sid for sid in taken if sid in schedule.sessions}
+        actor = Actor(user or getpass.getuser(), "import")
+        now = datetime.now(UTC)
+        stamp = now.strftime("%Y%m%dT%H%M%S")
+        new = import_document(
+            schedule,
+            doc,
+            cfg.site.timezone,
+            lambda cid: Command(f"{cid}:{stamp}", actor, now),
+            reason=reason,
+            started=started,
+            taken=taken,
+        )
+        records = [] if await journal.session_entries(STREAM) else seeded
+        records += new
+        if records:
+            await journal.append([r.to_dict() for r in records])
+        return len(new)
+    finally:
+        await engine.dispose()

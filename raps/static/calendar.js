@@ -1,0 +1,366 @@
+// The calendar page: a month of every promotion's RAPS sessions, ticket draws and
+// calendar occurrences; what is open now and next; eligible players and entered tickets.
+// Marketing and admins create, reschedule and cancel sessions and set a promotion's
+// period and calendar; an admin approves marketing's sessions.  Every change asks why:
+// the reason is journaled with the user's name.
+//
+// Changes are retry-safe like the handheld's: one command id per submit, re-sent
+// unchanged after a lost reply or a 503 (RAPS.deliver).  A refusal names its field,
+// which the form marks.
+"use strict";
+(() => {
+  const { el } = RAPS;
+  const $ = (id) => document.getElementById(id);
+  const NAMES = {
+    "/handheld": "Handheld", "/dispatch": "Dispatch", "/ops": "Ops", "/admin": "Admin",
+    "/audit": "Audit", "/stage": "Stage", "/rewards": "Rewards", "/calendar": "Calendar",
+  };
+  const POLL_MS = 5000;
+  const DOW = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+  const KIND = { session: "RAPS session", ticket_draw: "Ticket draw", occurrence: "Calendar" };
+
+  let me = null;
+  let month = null; // "YYYY-MM"
+  let view = null;
+  let dialogOpen = false;
+
+  const planner = () => me && (me.role === "marketing" || me.role === "admin");
+  const isAdmin = () => me && me.role === "admin";
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // ------------------------------------------------------------------ times
+
+  function parts(iso) {
+    const f = new Intl.DateTimeFormat("en-GB", {
+      timeZone: me.site.timezone, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+    });
+    const p = Object.fromEntries(f.formatToParts(new Date(iso)).map((x) => [x.type, x.value]));
+    return { day: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}` };
+  }
+  const wall = (iso) => (iso ? `${parts(iso).day} ${parts(iso).time}` : "");
+  function shown(iso) {
+    return new Date(iso).toLocaleString("en-GB", {
+      timeZone: me.site.timezone, weekday: "short", day: "numeric", month: "short",
+      year: "numeric", hour: "2-digit", minute: "2-digit",
+    });
+  }
+
+  // ------------------------------------------------------------------ rendering
+
+  function badges(i) {
+    const out = [];
+    if (i.kind === "session") {
+      if (i.rehearsal) out.push(el("span", { class: "badge" }, "REHEARSAL"));
+      if (i.status !== "approved") out.push(el("span", { class: "badge warn" }, i.status.toUpperCase()));
+      else if (i.state !== "scheduled") out.push(el("span", { class: "badge" }, i.state.toUpperCase()));
+    } else if (i.kind === "ticket_draw") {
+      out.push(el("span", { class: "badge" }, `${i.tickets} tickets`));
+      if (i.state !== "scheduled") out.push(el("span", { class: "badge" }, i.state.toUpperCase()));
+    } else {
+      out.push(el("span", { class: "badge warn" }, i.condition ? "IF " + i.condition : "no session yet"));
+    }
+    return out;
+  }
+
+  function itemButton(i) {
+    const cls = ["item", i.kind, i.status || "", i.state || "", i.rehearsal ? "rehearsal" : ""].join(" ");
+    return el("button", { type: "button", class: cls, dataset: { id: i.id }, onclick: () => openDetail(i) },
+      `${parts(i.at).time} ${i.name}`, ...badges(i));
+  }
+
+  function renderList(id, items, empty) {
+    const list = $(id);
+    if (!items.length) {
+      list.replaceChildren(el("li", {}, empty));
+      return;
+    }
+    list.replaceChildren(...items.map((i) => el("li", {},
+      el("strong", {}, `${KIND[i.kind]}: `), i.name, " · ", shown(i.at),
+      i.why ? ` · ${i.why}` : "", i.kind === "ticket_draw" ? ` · ${i.tickets} tickets entered by ${i.players}` : "",
+      " ", el("button", { type: "button", class: "secondary small", onclick: () => openDetail(i) }, "Details"))));
+  }
+
+  function renderPromotions() {
+    $("promotions").replaceChildren(...view.promotions.map((p) => {
+      const eligible = p.pool_kinds.map((k) => `${p.eligible[k] || 0} ${k}`).join(", ");
+      const period = p.period ? `${p.period.first} to ${p.period.last}` : "no period set";
+      const row = el("div", { class: "promo", dataset: { promotion: p.id } },
+        el("strong", {}, p.name), el("span", {}, `Period: ${period}`),
+        el("span", { class: "eligible" }, `Eligible now: ${eligible}`),
+        el("span", {}, p.calendar ? "Calendar set" : "No calendar"));
+      if (planner()) {
+        row.append(el("button", { type: "button", class: "secondary small", onclick: () => promotionForm(p) },
+          "Period and calendar"));
+      }
+      return row;
+    }));
+  }
+
+  function renderGrid() {
+    const [y, m] = month.split("-").map(Number);
+    const first = new Date(Date.UTC(y, m - 1, 1));
+    const lead = (first.getUTCDay() + 6) % 7; // Monday first
+    const days = new Date(Date.UTC(y, m, 0)).getUTCDate();
+    const byDay = new Map();
+    for (const i of view.items) {
+      const d = parts(i.at).day;
+      if (!byDay.has(d)) byDay.set(d, []);
+      byDay.get(d).push(i);
+    }
+    const today = parts(new Date(RAPS.now()).toISOString()).day;
+    const cells = DOW.map((d) => el("div", { class: "dow", role: "columnheader" }, d));
+    for (let k = 0; k < lead; k++) cells.push(el("div", { class: "day out" }));
+    for (let d = 1; d <= days; d++) {
+      const key = `${month}-${String(d).padStart(2, "0")}`;
+      const items = byDay.get(key) || [];
+      cells.push(el("div", { class: "day" + (key === today ? " today" : ""), role: "gridcell", dataset: { day: key } },
+        el("div", { class: "num" }, String(d)), ...items.map(itemButton)));
+    }
+    $("grid").replaceChildren(...cells);
+  }
+
+  function render() {
+    const [y, m] = month.split("-").map(Number);
+    $("month-name").textContent = new Date(Date.UTC(y, m - 1, 15)).toLocaleString("en-GB",
+      { month: "long", year: "numeric", timeZone: "UTC" });
+    renderList("open-now", view.open_now, "Nothing is open now.");
+    renderList("next-items", view.next, "Nothing is scheduled.");
+    renderPromotions();
+    renderGrid();
+    $("updated").textContent = `Updated ${shown(view.now)} · times in ${view.timezone}`;
+  }
+
+  async function load() {
+    try {
+      view = await RAPS.getJSON(`/api/calendar?month=${month}`);
+      RAPS.syncClock(view.now);
+      render();
+    } catch (e) {
+      $("updated").textContent = `Could not load the calendar: ${e.message}. Retrying…`;
+    }
+  }
+
+  // ------------------------------------------------------------------ the dialog
+
+  function field(label, name, value, attrs = {}) {
+    const id = `f-${name}`;
+    return [el("label", { for: id }, label),
+      el("input", { id, name, value: value === undefined || value === null ? "" : String(value), ...attrs })];
+  }
+
+  function show(title, body, actions) {
+    $("d-title").textContent = title;
+    $("d-body").replaceChildren(...body);
+    $("d-error").textContent = "";
+    $("d-actions").replaceChildren(...actions,
+      el("button", { type: "button", class: "secondary", onclick: closeDialog }, "Close"));
+    if (!$("detail").open) $("detail").showModal();
+    dialogOpen = true;
+  }
+
+  function closeDialog() {
+    $("detail").close();
+    dialogOpen = false;
+  }
+
+  function facts(rows) {
+    return el("table", {}, el("tbody", {}, rows.filter(Boolean).map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v)))));
+  }
+
+  async function openDetail(i) {
+    if (i.kind === "ticket_draw") {
+      show(i.name, [facts([["Promotion", i.promotion], ["Program", i.program], ["Draw", shown(i.at)],
+        ["Entries", `${shown(i.opens)} until ${shown(i.closes)}`], ["Winners", String(i.winners)],
+        ["Entered", `${i.tickets} tickets by ${i.players} players`], ["State", i.state]])], []);
+      return;
+    }
+    if (i.kind === "occurrence") {
+      const rows = [["Promotion", i.promotion], ["At", shown(i.at)]];
+      if (i.moved_from) rows.push(["Moved from", `${i.moved_from}${i.reason ? " (" + i.reason + ")" : ""}`]);
+      if (i.condition) rows.push(["Only if", i.condition]);
+      for (const [name, [a, b]] of Object.entries(i.windows)) rows.push([`Window ${name}`, `${shown(a)} to ${parts(b).time}`]);
+      const actions = planner() ? [el("button", { type: "button", onclick: () => sessionForm(fromOccurrence(i), "new") }, "Create its session")] : [];
+      show(i.name, [facts(rows)], actions);
+      return;
+    }
+    const s = await RAPS.getJSON(`/api/schedule/sessions/${encodeURIComponent(i.id)}`);
+    const rows = [["Promotion", s.promotion], ["Status", s.status], ["State", s.state],
+      ["Starts", shown(s.at)], ["Window ends", s.ends ? shown(s.ends) : "no window"],
+      ["Winners", `${s.slots} slots, ${s.tables} tables`], ["Claim", `${s.claim_seconds} s`],
+      ["Mode", s.rehearsal ? "rehearsal" : "live"], ["Picks", String(s.picks)]];
+    const hist = el("ul", { class: "hist" }, s.history.map((h) => el("li", {},
+      `${shown(h.at)} · ${h.type.replace("session_", "")}${h.changed.length ? " (" + h.changed.join(", ") + ")" : ""} by ${h.user} (${h.role}): ${h.reason}`)));
+    const actions = [];
+    if (s.changeable && planner()) {
+      actions.push(el("button", { type: "button", onclick: () => sessionForm(s, "change") }, "Change"));
+      actions.push(el("button", { type: "button", class: "danger", onclick: () => reasonForm(s, "cancel") }, "Cancel session"));
+    }
+    if (s.status === "proposed" && isAdmin()) {
+      actions.push(el("button", { type: "button", onclick: () => reasonForm(s, "approve") }, "Approve"));
+    }
+    show(s.name, [facts(rows), el("h3", {}, "History"), hist], actions);
+  }
+
+  function fromOccurrence(i) {
+    const w = i.windows.raps || Object.values(i.windows)[0];
+    const d = parts(i.at).day.replaceAll("-", "");
+    return { promotion_id: i.promotion_id, id: `${i.promotion_id}-${d}-${parts(i.at).time.replace(":", "")}`,
+      name: i.name, at: w ? w[0] : i.at, ends: w ? w[1] : null, slots: 6, tables: 4, claim_seconds: 90 };
+  }
+
+  function sessionForm(s, mode) {
+    const body = [];
+    if (mode === "new") {
+      const sel = el("select", { id: "f-promotion_id", name: "promotion_id" },
+        view.promotions.map((p) => el("option", { value: p.id, selected: p.id === s.promotion_id }, p.name)));
+      body.push(el("label", { for: "f-promotion_id" }, "Promotion"), sel,
+        ...field("Session id", "session_id", s.id || "", { maxlength: 64, autocomplete: "off", spellcheck: "false" }),
+        el("label", {}, el("input", { type: "checkbox", id: "f-rehearsal", name: "rehearsal", checked: !!s.rehearsal, style: "width:auto" }),
+          " Rehearsal (training: no approval, no live records, any time)"));
+    }
+    body.push(...field("Name", "name", s.name === s.id ? "" : s.name, { maxlength: 80 }),
+      el("div", { class: "row2" },
+        el("div", {}, ...field("Starts (YYYY-MM-DD HH:MM)", "starts", s.at ? wall(s.at) : "", { autocomplete: "off" })),
+        el("div", {}, ...field("Window ends (YYYY-MM-DD HH:MM)", "ends", s.ends ? wall(s.ends) : "", { autocomplete: "off" }))),
+      el("div", { class: "row2" },
+        el("div", {}, ...field("Slot winners", "slots", s.slots ?? 6, { type: "number", min: 0, max: 100 })),
+        el("div", {}, ...field("Table winners", "tables", s.tables ?? 4, { type: "number", min: 0, max: 100 }))),
+      ...field("Seconds to present", "claim_seconds", s.claim_seconds ?? 90, { type: "number", min: 1, max: 3600 }),
+      ...field("Why (journaled with your name)", "reason", "", { maxlength: 500, autocomplete: "off" }));
+    const title = mode === "new" ? "New session" : `Change ${s.name}`;
+    show(title, body, [el("button", { type: "button", id: "f-submit", onclick: () => submitSession(s, mode) },
+      mode === "new" ? "Create session" : "Save change")]);
+  }
+
+  function value(name) {
+    const input = document.querySelector(`#d-body [name="${name}"]`);
+    return input ? (input.type === "checkbox" ? input.checked : input.value.trim()) : undefined;
+  }
+
+  async function submitSession(s, mode) {
+    const f = {
+      name: value("name") || null, starts: value("starts") || null, ends: value("ends") || null,
+      slots: Number(value("slots")), tables: Number(value("tables")), claim_seconds: Number(value("claim_seconds")),
+    };
+    if (mode === "new") {
+      await send("/api/schedule/sessions", { ...f, session_id: value("session_id"), promotion_id: value("promotion_id"),
+        rehearsal: value("rehearsal"), reason: value("reason") }, "Session created");
+    } else {
+      const changes = {};
+      const before = { name: s.name === s.id ? null : s.name, starts: wall(s.at), ends: s.ends ? wall(s.ends) : null,
+        slots: s.slots, tables: s.tables, claim_seconds: s.claim_seconds };
+      for (const [k, v] of Object.entries(f)) if (v !== before[k] && v !== null) changes[k] = v;
+      await send(`/api/schedule/sessions/${encodeURIComponent(s.id)}/change`, { changes, reason: value("reason") }, "Change saved");
+    }
+  }
+
+  function reasonForm(s, what) {
+    const label = what === "approve" ? "Approve" : "Cancel session";
+    show(`${label}: ${s.name}`, [...field("Why (journaled with your name)", "reason", what === "approve" ? "approved" : "", { maxlength: 500 })],
+      [el("button", { type: "button", id: "f-submit", class: what === "cancel" ? "danger" : "",
+        onclick: () => send(`/api/schedule/sessions/${encodeURIComponent(s.id)}/${what}`, { reason: value("reason") },
+          what === "approve" ? "Approved" : "Cancelled") }, label)]);
+  }
+
+  function promotionForm(p) {
+    const text = (v) => (v ? JSON.stringify(v, null, 2) : "");
+    show(`${p.name}: period and calendar`, [
+      el("div", { class: "row2" },
+        el("div", {}, ...field("Period from", "first", p.period ? p.period.first : "", { type: "date" })),
+        el("div", {}, ...field("Period to", "last", p.period ? p.period.last : "", { type: "date" }))),
+      el("label", { for: "f-calendar" }, "Calendar (weekly, dated, moved, cancelled, conditional, windows: docs/configuration.md)"),
+      el("textarea", { id: "f-calendar", name: "calendar", spellcheck: "false" }, text(p.calendar)),
+      el("label", { for: "f-calendar_sessions" }, "A RAPS session per occurrence (window, slots, tables, claim_seconds); empty: none"),
+      el("textarea", { id: "f-calendar_sessions", name: "calendar_sessions", spellcheck: "false", style: "min-height:4rem" }, text(p.calendar_sessions)),
+      ...field("Why (journaled with your name)", "reason", "", { maxlength: 500 }),
+    ], [el("button", { type: "button", id: "f-submit", onclick: () => submitPromotion(p) }, "Save")]);
+  }
+
+  async function submitPromotion(p) {
+    const json = (name) => {
+      const t = value(name);
+      if (!t) return null;
+      try { return JSON.parse(t); } catch (e) { throw new Error(`${name}: not valid JSON (${e.message})`); }
+    };
+    let body;
+    try {
+      const first = value("first");
+      const last = value("last");
+      body = { period: first || last ? { first, last } : null, calendar: json("calendar"),
+        calendar_sessions: json("calendar_sessions"), reason: value("reason") };
+    } catch (e) {
+      $("d-error").textContent = e.message;
+      return;
+    }
+    await send(`/api/schedule/promotions/${encodeURIComponent(p.id)}`, body, "Calendar saved");
+  }
+
+  function refusal(data, status) {
+    const d = data && data.detail;
+    if (d && typeof d === "object" && !Array.isArray(d)) return [d.field, d.detail];
+    if (Array.isArray(d)) {
+      const x = d[0] || {};
+      const loc = (x.loc || []).filter((k) => k !== "body" && k !== "changes");
+      return [loc[0] || "", `${loc.join(".")}: ${x.msg}`];
+    }
+    return ["", typeof d === "string" ? d : `refused (${status})`];
+  }
+
+  async function send(url, body, done) {
+    const button = $("f-submit");
+    if (button) button.disabled = true;
+    for (const n of document.querySelectorAll("#d-body .invalid")) n.classList.remove("invalid");
+    const res = await RAPS.deliver(url, { command_id: RAPS.uuid(), ...body },
+      (why) => { $("d-error").textContent = `No answer yet (${why}); retrying the same change…`; }, sleep);
+    if (button) button.disabled = false;
+    if (!res) return;
+    if (res.ok) {
+      closeDialog();
+      RAPS.toast(done);
+      await load();
+      return;
+    }
+    const [name, text] = refusal(res.data, res.status);
+    $("d-error").textContent = name && !text.startsWith(name) ? `${name}: ${text}` : text;
+    const key = String(name || "").split(".").pop();
+    const input = document.querySelector(`#d-body [name="${key}"]`);
+    if (input) {
+      input.classList.add("invalid");
+      input.focus();
+    }
+  }
+
+  // ------------------------------------------------------------------ start
+
+  function shift(by) {
+    const [y, m] = month.split("-").map(Number);
+    const d = new Date(Date.UTC(y, m - 1 + by, 1));
+    month = `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, "0")}`;
+    history.replaceState(null, "", `#month=${month}`);
+    load();
+  }
+
+  async function start() {
+    me = await RAPS.loadMe();
+    $("site").textContent = me.site.name || me.site.id;
+    $("who").textContent = `${me.user} (${me.role})`;
+    $("nav").replaceChildren(...me.pages.map((p) => el("a", { href: p }, NAMES[p] || p)));
+    $("sign-out").addEventListener("click", RAPS.signOut);
+    const hashMonth = /month=(\d{4}-\d{2})/.exec(location.hash);
+    month = hashMonth ? hashMonth[1] : parts(me.now).day.slice(0, 7);
+    $("prev").addEventListener("click", () => shift(-1));
+    $("next").addEventListener("click", () => shift(1));
+    $("today").addEventListener("click", () => { month = parts(new Date(RAPS.now()).toISOString()).day.slice(0, 7); shift(0); });
+    if (planner()) {
+      $("new-session").hidden = false;
+      $("new-session").addEventListener("click", () => sessionForm({ promotion_id: view.promotions[0].id, slots: 6, tables: 4, claim_seconds: 90 }, "new"));
+    }
+    if (planner() || me.role === "auditor") $("export").hidden = false;
+    $("detail").addEventListener("close", () => { dialogOpen = false; });
+    await load();
+    setInterval(() => { if (!dialogOpen) load(); }, POLL_MS);
+  }
+
+  start();
+})();
