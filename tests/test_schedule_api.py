@@ -236,7 +236,7 @@ async def test_export_and_import_as_toml_journal_who_and_why(env: Env, tmp_path:
     other.mkdir()
     cfg2 = floor_config(f"sqlite:///{other / 'raps.db'}", other)
     path = tmp_path / "schedule.toml"
-    path.write_text(r.text.replace("\"Extra session\"", "\"Extra (site 2)\""), encoding="utf-8")
+    path.write_text(r.text.replace('"Extra session"', '"Extra (site 2)"'), encoding="utf-8")
     n = await import_toml(cfg2, read_document(path), "copied from site 1", user="ada")
     assert n == 2  # the promotion's period and calendar, and the new session
     again = await import_toml(cfg2, read_document(path), "the same again", user="ada")
