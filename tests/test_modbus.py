@@ -867,3 +867,77 @@ async def test_rtu_gateway_on_a_missing_port_fails_cleanly_and_is_counted(tmp_pa
         assert rig.links == [] and set(rig.rejected) == {"connect"}
     finally:
         await rig.close()
+
+
+# ------------------------------------------------ issue 15 item 13: roll-over modulus
+
+SAS_WRAP = 100_000_000  # a SAS 8-digit BCD meter, copied by the gateway into a uint32
+
+
+def _sas_copy_map() -> RegisterMap:
+    return RegisterMap.model_validate(
+        {
+            "coin_in": {"offset": 5, "encoding": "uint32", "rollover": SAS_WRAP},
+            "games_played": {"offset": 7, "encoding": "uint32", "rollover": SAS_WRAP},
+            "win": {"offset": 11, "encoding": "uint32", "rollover": SAS_WRAP},
+        }
+    )
+
+
+def test_modbus_bcd_copy_rollover_at_10e8_is_played_through_not_a_ram_clear() -> None:
+    near = {"coin_in": SAS_WRAP - 4, "games_played": SAS_WRAP - 1, "win": SAS_WRAP - 10}
+    after = {"coin_in": 6, "games_played": 1, "win": 5, "last_wager": 5}
+    # without the key the uint32's own modulus (2^32) applies: the wrap reads as a RAM clear
+    plain = Tracked()
+    plain.read(**near)
+    assert plain.read(**after) == []
+    assert plain.noted["meters_went_back"] == 1 and plain.noted["meter_rollover"] == 0
+    # with `rollover = 100000000` the two games across the wrap are played through
+    t = Tracked(_sas_copy_map())
+    t.read(**near)
+    evs = t.read(**after)
+    games = [e for e in evs if isinstance(e, GamePlayed)]
+    assert [(g.event_id, g.wager) for g in games] == [("mb-M1-g0", 50), ("mb-M1-g1", 50)]
+    assert sum(g.win for g in games) == 150  # win meter 99,999,990 -> 5: 15 credits
+    assert t.noted["meter_rollover"] == 1 and t.noted["meters_went_back"] == 0
+    assert t.t.era == 0  # the event-id era is unchanged: no RAM clear
+    # a real RAM clear is still one: back to 0 from far below the wrap point
+    clear = Tracked(_sas_copy_map())
+    clear.read(coin_in=40_000_000, games_played=30_000_000)
+    assert clear.read(coin_in=0, games_played=0) == []
+    assert clear.noted["meters_went_back"] == 1
+
+
+def test_modbus_rollover_key_is_validated() -> None:
+    ok = RegisterField.model_validate({"offset": 0, "encoding": "uint32", "rollover": SAS_WRAP})
+    assert ok.modulus == SAS_WRAP and ok.native_modulus == 2**32
+    assert RegisterField(offset=0, encoding="uint32").modulus == 2**32
+    with pytest.raises(ValidationError, match="exceeds"):
+        RegisterField.model_validate({"offset": 0, "encoding": "uint16", "rollover": 10**8})
+    with pytest.raises(ValidationError, match="numeric"):
+        RegisterField.model_validate(
+            {"offset": 0, "encoding": "ascii", "length": 2, "rollover": 100}
+        )
+    with pytest.raises(ValidationError, match="rollover is for the meters"):
+        RegisterMap.model_validate({"card": {"offset": 1, "encoding": "uint64", "rollover": 10}})
+    with pytest.raises(ValueError, match="does not fit"):
+        encode_value("coin_in", ok, SAS_WRAP, DEFAULT_MAP)
+
+
+@pytest.mark.asyncio
+async def test_modbus_gateway_with_rollover_key_plays_through_the_wrap_over_tcp() -> None:
+    cfg = gateway_cfg(1, registers=_sas_copy_map().model_dump(exclude_defaults=True))
+    assert cfg.registers.coin_in.rollover == SAS_WRAP
+    rig = await Rig(cfg).start()
+    try:
+        rig.sim.set_meters("M0", coin_in=SAS_WRAP - 3, games_played=SAS_WRAP - 1)
+        await rig.online()
+        await rig.polls(2)  # the baseline, just below the wrap
+        rig.sim.play("M0", 2, games=2)  # coin-in 99,999,997 -> 1, games 99,999,999 -> 1
+        await until(lambda: len(rig.games()) == 2, "the games across the wrap")
+        await rig.polls(5)
+        assert [(g.event_id, g.wager) for g in rig.games()] == [("mb-M0-g0", 20), ("mb-M0-g1", 20)]
+        assert rig.counted["meter_rollover"] == 1
+        assert rig.counted["meters_went_back"] == 0 and rig.counted["meters_rebaselined"] == 0
+    finally:
+        await rig.close()

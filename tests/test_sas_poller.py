@@ -354,7 +354,7 @@ async def test_busy_and_legacy_bonus() -> None:
     egm.busy_long_polls = 2
     rig = await Rig(egms=[egm]).start()
     assert rig.poller.stats["busy"] == 2
-    assert await rig.poller.legacy_bonus("m1", 50) == "ack"
+    assert await rig.poller.legacy_bonus("m1", 50) == "paid"
     assert egm.bonus_credits == 50
     await until(lambda: rig.poller.stats["exception_legacy_bonus_awarded"] == 1, "7C read")
     egm.open_door()

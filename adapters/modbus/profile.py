@@ -56,6 +56,12 @@ class RegisterField(_Model):
     length: int | None = Field(
         default=None, ge=1, le=16, description="registers; fixed for uintN, needed for bcd/ascii"
     )
+    rollover: int | None = Field(
+        default=None,
+        ge=2,
+        description="a meter's roll-over modulus when the gateway's source counter wraps "
+        "before the register does (SAS 8-digit BCD copied into a uint32: 100000000)",
+    )
 
     @model_validator(mode="after")
     def _length(self) -> RegisterField:
@@ -64,6 +70,14 @@ class RegisterField(_Model):
             raise ValueError(f"length: {self.encoding} is {width} register(s), not {self.length}")
         if width is None and self.length is None:
             raise ValueError(f"length: {self.encoding} needs its number of registers")
+        if self.rollover is not None:
+            if self.encoding == "ascii":
+                raise ValueError("rollover: only for a numeric meter")
+            if self.rollover > self.native_modulus:
+                raise ValueError(
+                    f"rollover: {self.rollover} exceeds what {self.encoding} x{self.size} "
+                    f"holds ({self.native_modulus})"
+                )
         return self
 
     @property
@@ -72,10 +86,19 @@ class RegisterField(_Model):
         return _WIDTH.get(self.encoding) or self.length or 1
 
     @property
-    def modulus(self) -> int:
-        """Where a counter in this encoding rolls over to 0."""
+    def native_modulus(self) -> int:
+        """Where a counter in this encoding's registers rolls over to 0."""
         digits: int = 4 * self.size
         return 10**digits if self.encoding == "bcd" else 1 << (4 * digits)
+
+    @property
+    def modulus(self) -> int:
+        """Where the counter rolls over: the configured `rollover`, else the registers' own.
+
+        A gateway that copies a SAS 8-digit BCD meter into a uint32 register wraps at
+        10^8, far below 2^32: without the modulus that wrap reads as a RAM clear.
+        """
+        return self.rollover if self.rollover is not None else self.native_modulus
 
 
 class StatusBits(_Model):
@@ -126,6 +149,11 @@ class RegisterMap(_Model):
             f = present.get(name)
             if f is not None and f.encoding == "ascii":
                 problems.append(f"{name}: a meter cannot be ascii")
+        not_meters: tuple[FieldName, ...] = ("status", "card", "last_wager")
+        for name in not_meters:
+            f = present.get(name)
+            if f is not None and f.rollover is not None:
+                problems.append(f"{name}: rollover is for the meters coin_in, games_played, win")
         taken: dict[int, str] = {}
         for name, f in present.items():
             for r in range(f.offset, f.offset + f.size):

@@ -38,12 +38,15 @@ LP_ENABLE_RTE = 0x0E
 LP_METERS_10_15 = 0x0F
 LP_METERS_11_15 = 0x19
 LP_CURRENT_CREDITS = 0x1A
+LP_HANDPAY_INFO = 0x1B
 LP_MACHINE_INFO = 0x1F
 LP_SELECTED_METERS = 0x2F
+LP_GAMES_IMPLEMENTED = 0x51
 LP_VERSION_SERIAL = 0x54
 LP_EXTENDED_METERS = 0x6F
 LP_EXTENDED_METERS_ALT = 0xAF
 LP_LEGACY_BONUS = 0x8A
+LP_LEGACY_BONUS_METERS = 0x9A
 
 COMMAND_NAMES: dict[int, str] = {
     LP_ENABLE_RTE: "enable_realtime_events",
@@ -58,12 +61,15 @@ COMMAND_NAMES: dict[int, str] = {
     0x17: "send_games_lost",
     LP_METERS_11_15: "send_meters_11_15",
     LP_CURRENT_CREDITS: "send_current_credits",
+    LP_HANDPAY_INFO: "send_handpay_information",
     LP_MACHINE_INFO: "send_machine_id_and_info",
     LP_SELECTED_METERS: "send_selected_meters_game_n",
+    LP_GAMES_IMPLEMENTED: "send_number_of_games_implemented",
     LP_VERSION_SERIAL: "send_sas_version_and_serial",
     LP_EXTENDED_METERS: "send_extended_meters_game_n",
     LP_EXTENDED_METERS_ALT: "send_extended_meters_game_n_alt",
     LP_LEGACY_BONUS: "legacy_bonus_pay",
+    LP_LEGACY_BONUS_METERS: "send_legacy_bonus_meters",
 }
 
 # Fixed-layout meter replies: the meters in order, each 4 BCD bytes.
@@ -87,7 +93,14 @@ FIXED_METERS: dict[int, tuple[str, ...]] = {
     LP_METERS_11_15: ("coin_in", "coin_out", "drop", "jackpot", "games_played"),
     LP_CURRENT_CREDITS: ("current_credits",),
 }
-TYPE_R = frozenset(FIXED_METERS) | {LP_MACHINE_INFO, LP_VERSION_SERIAL}
+# Long poll 9A: the legacy bonus meters of game N, by the tax status of long poll 8A.
+LEGACY_BONUS_METERS = ("deductible", "non_deductible", "wager_match")
+TYPE_R = frozenset(FIXED_METERS) | {
+    LP_MACHINE_INFO,
+    LP_VERSION_SERIAL,
+    LP_GAMES_IMPLEMENTED,
+    LP_HANDPAY_INFO,
+}
 VARIABLE_REPLY = frozenset({LP_SELECTED_METERS, LP_VERSION_SERIAL, LP_EXTENDED_METERS,
                             LP_EXTENDED_METERS_ALT})  # fmt: skip
 ACK_ONLY = frozenset({LP_ENABLE_RTE, LP_LEGACY_BONUS})  # type S polls answered by an ACK
@@ -196,6 +209,11 @@ def extended_meters(address: int, codes: list[int], game: int = 0, alt: bool = F
     return with_crc(bytes((address, cmd, len(body))) + body)
 
 
+def legacy_bonus_meters(address: int, game: int = 0) -> bytes:
+    """Long poll 9A: the legacy bonus meters (deductible, non-deductible, wager match)."""
+    return with_crc(bytes((address, LP_LEGACY_BONUS_METERS)) + encode_bcd(game, 2))
+
+
 def legacy_bonus(address: int, credits: int, tax_status: int = 0) -> bytes:
     """Long poll 8A: pay `credits` to the machine (tax 0 deductible, 1 not, 2 wager match)."""
     return with_crc(
@@ -236,6 +254,8 @@ def request_length(buf: bytes | bytearray) -> int | None:
         return 5
     if cmd == LP_LEGACY_BONUS:
         return 9
+    if cmd == LP_LEGACY_BONUS_METERS:
+        return 6
     if cmd in (LP_SELECTED_METERS, LP_EXTENDED_METERS, LP_EXTENDED_METERS_ALT):
         return None if len(buf) < 3 else 3 + buf[2] + 2
     return -1
@@ -289,6 +309,8 @@ def decode_request(frame: bytes) -> Request:
         return Request(addr, cmd, {"enable": frame[2] == 1})
     if cmd == LP_LEGACY_BONUS:
         return Request(addr, cmd, {"credits": _bcd(frame, 2, 4), "tax_status": frame[6]})
+    if cmd == LP_LEGACY_BONUS_METERS:
+        return Request(addr, cmd, {"game": _bcd(frame, 2, 2)})
     game = _bcd(frame, 3, 2) if frame[2] >= 2 else None
     if game is None:
         raise SasError("length", 2, f"length byte {frame[2]} leaves no room for the game number")
@@ -368,8 +390,41 @@ class VersionReply:
     serial: str
 
 
+@dataclass(frozen=True, slots=True)
+class GamesImplementedReply:
+    """Long poll 51: how many games the machine implements (not only those enabled)."""
+
+    address: int
+    games: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandpayReply:
+    """Long poll 1B: the pending handpay (amount in cents; level 40 top award, 80 cancelled
+    credits, 01-20 a progressive level).  SAS 6.03 fills the last 10 bytes (unused in 6.02)
+    with the session's game win and game paid amounts."""
+
+    address: int
+    progressive_group: int
+    level: int
+    amount_cents: int
+    partial_pay_cents: int
+    reset_id: int
+    session_game_win_cents: int
+    session_game_paid_cents: int
+
+
 Reply = (
-    ExceptionReply | EventReply | Ack | Nack | Busy | MetersReply | MachineInfoReply | VersionReply
+    ExceptionReply
+    | EventReply
+    | Ack
+    | Nack
+    | Busy
+    | MetersReply
+    | MachineInfoReply
+    | VersionReply
+    | GamesImplementedReply
+    | HandpayReply
 )
 
 
@@ -379,6 +434,12 @@ def fixed_reply_length(command: int) -> int | None:
         return 2 + 4 * len(FIXED_METERS[command]) + 2
     if command == LP_MACHINE_INFO:
         return 2 + 20 + 2
+    if command == LP_GAMES_IMPLEMENTED:
+        return 2 + 2 + 2
+    if command == LP_HANDPAY_INFO:
+        return 2 + 20 + 2
+    if command == LP_LEGACY_BONUS_METERS:
+        return 2 + 2 + 12 + 2
     return None
 
 
@@ -491,6 +552,22 @@ def decode_data_reply(frame: bytes) -> Reply:
                 paytable_id=_ascii(frame, 12, 6),
                 base_percent=_ascii(frame, 18, 4),
             )
+        if cmd == LP_GAMES_IMPLEMENTED:
+            return GamesImplementedReply(addr, _bcd(frame, 2, 2))
+        if cmd == LP_HANDPAY_INFO:
+            return HandpayReply(
+                addr,
+                progressive_group=frame[2],
+                level=frame[3],
+                amount_cents=_bcd(frame, 4, 5),
+                partial_pay_cents=_bcd(frame, 9, 2),
+                reset_id=frame[11],
+                session_game_win_cents=_bcd(frame, 12, 5),
+                session_game_paid_cents=_bcd(frame, 17, 5),
+            )
+        if cmd == LP_LEGACY_BONUS_METERS:
+            bonus = {n: _bcd(frame, 4 + 4 * i, 4) for i, n in enumerate(LEGACY_BONUS_METERS)}
+            return MetersReply(addr, cmd, bonus, _bcd(frame, 2, 2))
         names = FIXED_METERS[cmd]
         return MetersReply(addr, cmd, {n: _bcd(frame, 2 + 4 * i, 4) for i, n in enumerate(names)})
     if cmd not in VARIABLE_REPLY:
@@ -630,6 +707,42 @@ def machine_info_reply(
     return with_crc(bytes((address, LP_MACHINE_INFO)) + body)
 
 
+def games_implemented_reply(address: int, games: int) -> bytes:
+    """Reply to 51: the number of games implemented, 2 BCD."""
+    return with_crc(bytes((address, LP_GAMES_IMPLEMENTED)) + encode_bcd(games, 2))
+
+
+def handpay_reply(
+    address: int,
+    amount_cents: int,
+    *,
+    level: int = 0x40,
+    progressive_group: int = 0,
+    partial_pay_cents: int = 0,
+    reset_id: int = 0,
+    session_game_win_cents: int = 0,
+    session_game_paid_cents: int = 0,
+) -> bytes:
+    """Reply to 1B (send handpay information)."""
+    body = (
+        bytes((progressive_group, level))
+        + encode_bcd(amount_cents, 5)
+        + encode_bcd(partial_pay_cents, 2)
+        + bytes((reset_id,))
+        + encode_bcd(session_game_win_cents, 5)
+        + encode_bcd(session_game_paid_cents, 5)
+    )
+    return with_crc(bytes((address, LP_HANDPAY_INFO)) + body)
+
+
+def legacy_bonus_meters_reply(address: int, meters: dict[str, int], game: int = 0) -> bytes:
+    """Reply to 9A: game number, then the deductible, non-deductible and wager-match meters."""
+    body = encode_bcd(game, 2) + b"".join(
+        encode_bcd(meters.get(n, 0), 4) for n in LEGACY_BONUS_METERS
+    )
+    return with_crc(bytes((address, LP_LEGACY_BONUS_METERS)) + body)
+
+
 def version_reply(address: int, version: str = "602", serial: str = "") -> bytes:
     """Reply to 54: SAS version (3 ASCII) and serial number (0-40 ASCII)."""
     body = version.encode("ascii")[:3].ljust(3, b"0") + serial.encode("ascii")[:40]
@@ -686,4 +799,6 @@ _TYPE_NAMES: dict[type, str] = {
     MetersReply: "meters",
     MachineInfoReply: "machine_info",
     VersionReply: "version",
+    GamesImplementedReply: "games_implemented",
+    HandpayReply: "handpay",
 }

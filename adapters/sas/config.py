@@ -78,6 +78,13 @@ class SasChannelConfig(_Model):
     realtime: bool = True
     reply_timeout_ms: int = Field(default=20, ge=1, le=1000)
     inter_byte_ms: int = Field(default=5, ge=1, le=1000)
+    rx_latency_ms: int = Field(
+        default=0,
+        ge=0,
+        le=100,
+        description="receive latency of a USB-serial adapter (FTDI latency_timer), added to "
+        "the reply and inter-byte windows; serial ports on ttyUSB read it from sysfs",
+    )
     link_down_s: float = Field(default=5.0, gt=0)
     attempts: int = Field(default=3, ge=1, le=3)
     game_end_timeout_s: float = Field(default=30.0, gt=0)
@@ -121,6 +128,8 @@ class SasChannelConfig(_Model):
             attempts=self.attempts,
             game_end_timeout_s=self.game_end_timeout_s,
             meter_sync_s=self.meter_sync_s,
+            baud=self.baud,
+            rx_latency_s=self.rx_latency_ms / 1000,
         )
 
     def specs(self) -> list[MachineSpec]:

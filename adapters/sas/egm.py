@@ -9,7 +9,13 @@ implicitly (any other poll, or a poll to another address) and sent again when
 the very same poll is repeated (implied NACK).
 
 Faults on demand: mute (a link drop), corrupt replies, babble, busy replies,
-doors, power loss, tilts, operator menus.  With an `EgmProfile` the machine
+doors, power loss, tilts, operator menus, polls not heard (`deaf`) and replies
+lost on the wire after the machine acted on the poll (`lose_replies`), a player
+denomination other than the accounting one (`player_denomination`: 7E reports
+player credits, the meters count accounting credits), handpays (51 then long
+poll 1B), SAS 6.03 meter and game changes (A0-A2).  A legacy bonus (8A) is paid
+once: the same poll repeated (implied NACK) gets the same ACK back, not a
+second payment; its legacy bonus meters answer long poll 9A.  With an `EgmProfile` the machine
 also plays by itself (games per minute, bet pattern, win rate, random doors,
 tilts and link drops), driven by the loop's clock when it is polled, so a
 thousand machines need no thousand tasks.
@@ -90,6 +96,13 @@ class Egm:
     busy_long_polls: int = 0  # answer this many long polls with "busy"
     nack_long_polls: frozenset[int] = frozenset()  # commands answered with a NACK
     babbling: bool = False
+    player_denomination: int = 0  # minor units per player credit; 0: the accounting one
+    games_implemented: int = 1
+    silent_idle: bool = False  # in real-time mode, an idle general poll gets no reply at all
+    # Faults per command byte (0x80 for general polls): the next N polls are not heard /
+    # are acted on but their reply is lost on the wire.
+    deaf: dict[int, int] = field(default_factory=dict)
+    lose_replies: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rte = False
@@ -102,6 +115,9 @@ class Egm:
         self.in_game: tuple[int, int] | None = None  # (wager credits, win credits)
         self.corrupt_next = 0
         self.bonus_credits = 0
+        self.bonus_meters = [0, 0, 0]  # legacy bonus meters by tax status (long poll 9A)
+        self.bonus_payments = 0  # 8A polls acted on: the test's "paid how many times"
+        self.handpay_cents = 0
         self.polls = 0
         self.rng = random.Random(self.profile.seed if self.profile else None)  # noqa: S311 -- simulation, not selection
         self._next: dict[str, float] = {}
@@ -120,11 +136,16 @@ class Egm:
         self.queue.append((code, fields or {}))
 
     def start_game(self, credits: int, report: bool = True) -> None:
-        """A wager: coin-in and games played go up, 7E is queued (unless the event is lost)."""
+        """A wager of `credits` player credits: coin-in (accounting credits) and games played
+        go up, 7E is queued with the player credits (unless the event is lost)."""
         m = self.meters
-        m.coin_in += credits
+        pd = self.player_denomination or self.denomination
+        if pd % self.denomination:
+            raise ValueError("the player denomination must be a multiple of the accounting one")
+        accounting = credits * pd // self.denomination
+        m.coin_in += accounting
         m.games_played += 1
-        m.current_credits = max(0, m.current_credits - credits)
+        m.current_credits = max(0, m.current_credits - accounting)
         self.in_game = (credits, 0)
         if report:
             self.queue_exception(0x7E, {"credits_wagered": credits, "coin_in_meter": m.coin_in})
@@ -160,6 +181,19 @@ class Egm:
 
     def tilt(self, code: int = 0x20) -> None:
         self.queue_exception(code)
+
+    def handpay(self, amount_cents: int) -> None:
+        """A jackpot the attendant pays by hand: exception 51, details by long poll 1B."""
+        self.handpay_cents = amount_cents
+        self.queue_exception(0x51)
+
+    def change_games(self, games: int, denomination: int | None = None) -> None:
+        """SAS 6.03: the operator changed the enabled games or denominations (A0, then A2)."""
+        if denomination is not None:
+            self.queue_exception(0xA0)  # meters about to change: the host reads them now
+            self.denomination = denomination
+        self.games_implemented = games
+        self.queue_exception(0xA2)
 
     # -------------------------------------------------------------- auto play
 
@@ -228,14 +262,24 @@ class Egm:
         self.polls += 1
         if self.muted or self.power_off:
             return None
+        key = codec.GENERAL_POLL if msg[0] & codec.GENERAL_POLL else msg[1]
+        if self.deaf.get(key, 0) > 0:
+            self.deaf[key] -= 1
+            return None
         if self.held is not None:
             if msg == self.held_for:
-                return self._out(self.held)  # implied NACK: the same poll again
+                return self._lost(key, self._out(self.held))  # implied NACK: the same poll
             self.implied_ack()
         reply, informational = self._answer(msg)
         if reply is not None and informational:
             self.held, self.held_for = reply, msg
-        return None if reply is None else self._out(reply)
+        return None if reply is None else self._lost(key, self._out(reply))
+
+    def _lost(self, key: int, reply: bytes) -> bytes | None:
+        if self.lose_replies.get(key, 0) > 0:
+            self.lose_replies[key] -= 1
+            return None  # sent, and lost on the wire
+        return reply
 
     def _out(self, reply: bytes) -> bytes:
         p = self.profile
@@ -259,6 +303,8 @@ class Egm:
         if msg[0] & codec.GENERAL_POLL:
             ev = self._next_event()
             if ev is None:
+                if self.rte and self.silent_idle:
+                    return None, False
                 return codec.exception_reply(0), False
             if self.rte:
                 return codec.event_message(a, ev[0], ev[1]), True
@@ -286,6 +332,13 @@ class Egm:
             return codec.machine_info_reply(a, denomination_code=dc), True
         if cmd == codec.LP_VERSION_SERIAL:
             return codec.version_reply(a, self.sas_version, self.serial), True
+        if cmd == codec.LP_GAMES_IMPLEMENTED:
+            return codec.games_implemented_reply(a, self.games_implemented), True
+        if cmd == codec.LP_HANDPAY_INFO:
+            return codec.handpay_reply(a, self.handpay_cents), True
+        if cmd == codec.LP_LEGACY_BONUS_METERS:
+            bonus = dict(zip(codec.LEGACY_BONUS_METERS, self.bonus_meters, strict=True))
+            return codec.legacy_bonus_meters_reply(a, bonus), True
         if cmd in (codec.LP_SELECTED_METERS, codec.LP_EXTENDED_METERS,
                    codec.LP_EXTENDED_METERS_ALT):  # fmt: skip
             req = codec.decode_request(msg)
@@ -299,10 +352,13 @@ class Egm:
             if self.doors:
                 return codec.busy(a), False  # SAS 6.02 §13.3.5: cannot pay now
             credits = codec.decode_request(msg).fields["credits"]
+            tax = msg[6] if msg[6] < 3 else 0
             self.bonus_credits += credits
+            self.bonus_meters[tax] += credits
+            self.bonus_payments += 1
             m.current_credits += credits
             self.queue_exception(0x7C, {"bonus_credits": credits, "tax_status": msg[6]})
-            return codec.ack(a), False
+            return codec.ack(a), True  # held: a repeat is answered, never paid again
         return None, False  # unsupported long poll: ignored, never NACKed
 
 

@@ -2,7 +2,8 @@
 
 The product needs only a few facts from a slot machine: a game was played (and
 for how much), the machine is online, open, out of service or gone.  Every code
-the GSA SAS 6.02 standard defines is listed here so that a trace decodes fully,
+the GSA SAS 6.02 standard defines (and the SAS 6.03 meter-change and
+games/denominations codes A0-A2) is listed here so that a trace decodes fully,
 with its `Effect` on the floor; codes that change nothing are still counted and
 logged.  docs/sas.md renders this table for technicians.
 
@@ -33,6 +34,9 @@ class Effect(StrEnum):
     OUT_OF_SERVICE = "out_of_service"  # -> out_of_service until play resumes
     METERS_RESET = "meters_reset"  # lifetime meters zeroed: new reconciliation baseline
     BUFFER_OVERFLOW = "buffer_overflow"  # exceptions were lost: re-read meters now
+    METER_CHANGE = "meter_change"  # SAS 6.03 A0: meters about to change: read them first
+    GAMES_CHANGED = "games_changed"  # SAS 6.03 A2: games/denominations changed: re-read them
+    HANDPAY = "handpay"  # 51: read the handpay (long poll 1B); no floor effect
 
 
 class Kind(StrEnum):
@@ -149,7 +153,7 @@ _ROWS = """
 4E bill_500                      none            -         $500 bill accepted
 4F bill_accepted                 none            -         bill in (RTE: country, denom, meter)
 50 bill_200                      none            -         $200 bill accepted
-51 handpay_pending               none            -         handpay pending: player stays
+51 handpay_pending               handpay         -         handpay pending: 1B read, player stays
 52 handpay_reset                 none            -         handpay reset
 53 no_progressive_info           none            -         no progressive broadcast for 5 s
 54 progressive_win               none            -         progressive win paid by machine
@@ -177,7 +181,7 @@ _ROWS = """
 77 replace_printer_ribbon        none            -         replace printer ribbon
 78 printer_carriage_jammed       none            -         printer carriage jammed
 79 coin_in_lockout_malfunction   none            -         coin in lockout malfunction
-7A soft_meters_reset             meters_reset    -         lifetime meters zeroed: new baseline
+7A soft_meters_reset             meters_reset    -         meters zeroed: new baseline, 1F 51 read
 7B bill_totals_reset             none            -         bill validator period totals reset
 7C legacy_bonus_awarded          none            -         legacy bonus (8A) paid
 7E game_started                  game_start      -         game started: wager, coin-in after bet
@@ -201,6 +205,9 @@ _ROWS = """
 99 power_off_slot_door_access    none            -         slot door opened while powered off
 9A power_off_cashbox_door_access none            -         cashbox door opened while powered off
 9B power_off_drop_door_access    none            -         drop door opened while powered off
+A0 meter_change_pending          meter_change    -         meters about to change: read them now
+A1 meter_change_cancelled        none            -         the pending meter change was cancelled
+A2 enabled_games_denoms_changed  games_changed   -         games/denominations changed: 1F, 51, 0F
 """
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import structlog
 
+from adapters.sas.bonus import BonusBook
 from adapters.sas.config import SasChannelConfig
 from adapters.sas.egm import Egm, SimulatedBus
 from adapters.sas.poller import ChannelPoller
@@ -78,6 +79,7 @@ class SasChannel:
         clock: Callable[[], datetime] = _utc_now,
         count: Callable[[str, int], None] | None = None,
         state_path: Path | None = None,
+        bonus_path: Path | None = None,
     ) -> None:
         self.cfg = cfg
         self.simulators: list[Egm] = []
@@ -85,6 +87,10 @@ class SasChannel:
             transport, self.simulators = build_transport(cfg)
         self.state_path = state_path
         self.log = structlog.get_logger("raps").bind(component="sas", channel=cfg.name)
+        if bonus_path is None and state_path is not None:
+            bonus_path = state_path.with_name(f"{state_path.stem}.bonus.jsonl")
+        self.bonus_book = BonusBook(bonus_path) if bonus_path is not None else None
+        self._count = count
         self.poller = ChannelPoller(
             cfg.name,
             transport,
@@ -97,7 +103,9 @@ class SasChannel:
             realtime=cfg.realtime,
             timing=cfg.timing(),
             state=self._load_state(),
+            bonus_record=self.bonus_book.append if self.bonus_book is not None else None,
         )
+        self.unconfirmed_at_start = self._open_bonuses()
 
     @property
     def name(self) -> str:
@@ -131,10 +139,14 @@ class SasChannel:
     def stop(self) -> None:
         self.poller.stop()
 
-    async def legacy_bonus(self, machine: str, amount: int, tax_status: int = 0) -> str:
-        """Pay `amount` minor units to a machine's credit meter (long poll 8A).
+    async def legacy_bonus(
+        self, machine: str, amount: int, tax_status: int = 0, timeout: float = 10.0
+    ) -> str:
+        """Pay `amount` minor units to a machine's credit meter (long poll 8A), exactly once.
 
-        Returns ack, nack, busy or timeout; the amount must be whole credits.
+        Returns paid, nack, busy, not_paid, not_sent or unconfirmed (for a person to check:
+        it is never retried); every step is in the bonus book when the channel has one.
+        The amount must be whole credits.
         """
         spec = next((m for m in self.cfg.machines if m.machine == machine), None)
         if spec is None:
@@ -142,7 +154,27 @@ class SasChannel:
         credits, rest = divmod(amount, spec.denomination)
         if rest or credits <= 0:
             raise ValueError(f"{amount} is not a positive multiple of {spec.denomination}")
-        return await self.poller.legacy_bonus(machine, credits, tax_status)
+        return await self.poller.legacy_bonus(machine, credits, tax_status, timeout)
+
+    def _open_bonuses(self) -> list[dict[str, object]]:
+        """Bonuses the book shows open (a crash between send and confirmation): each is
+        closed as unconfirmed, counted and logged for a person to check, never resent."""
+        if self.bonus_book is None:
+            return []
+        try:
+            open_ = self.bonus_book.open_attempts()
+        except OSError as e:
+            self.log.error("bonus book unreadable: check bonuses by hand", error=str(e))
+            return []
+        for rec in open_:
+            final = {**rec, "action": "unconfirmed", "outcome": "unconfirmed",
+                     "detail": f"open at restart (last step: {rec.get('action')})",
+                     "ts": _utc_now().isoformat()}  # fmt: skip
+            self.bonus_book.append(final)
+            if self._count is not None:
+                self._count("legacy_bonus_unconfirmed", 1)
+            self.log.warning("legacy bonus unconfirmed after restart", **final)
+        return open_
 
     # ------------------------------------------------------------------ state
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -369,6 +370,7 @@ class SerialTransport:
         self._rx = _Rx()
         self._port = port
         self._transport: Any = None
+        self.rx_latency_s = 0.0  # what the adapter holds received bytes back (the poller allows)
 
     async def open(self) -> None:
         if self._port is not None and not self._rx.closed:
@@ -392,6 +394,7 @@ class SerialTransport:
             raise TransportError(f"cannot open {self.device}: {e}") from e
         self._transport = transport
         self._port = _AsyncSerialPort(transport)
+        self.rx_latency_s = usb_latency_s(self.device)
 
     async def send(self, data: bytes, wakeup: bool = False) -> None:
         port = self._port
@@ -422,3 +425,17 @@ class SerialTransport:
             self._transport.close()
             self._transport = None
         self._port = None
+
+
+def usb_latency_s(device: str, sys_root: str = "/sys/bus/usb-serial/devices") -> float:
+    """An FTDI-style adapter's latency_timer (ms, 16 by default) in seconds; 0 elsewhere.
+
+    The adapter sends received bytes to the host when its buffer fills or this timer
+    runs out, so a 20 ms reply can arrive 16 ms late, in chunks.  docs/sas.md: set it to 1.
+    """
+    name = os.path.basename(os.path.realpath(device))
+    try:
+        with open(os.path.join(sys_root, name, "latency_timer"), encoding="ascii") as f:
+            return int(f.read().strip()) / 1000
+    except (OSError, ValueError):
+        return 0.0
