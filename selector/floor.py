@@ -14,10 +14,13 @@ would cost a fifth of the event budget), and the handlers share that state direc
 from __future__ import annotations
 
 import heapq
-from collections import Counter
+import math
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -46,7 +49,13 @@ from selector.windows import DayClock
 SLOTS = PoolKind.SLOTS.value
 TABLES = PoolKind.TABLES.value
 ELIGIBLE = "eligible"
-_MILLI = 1000
+_MILLI = 1000  # the points sink's unit (the ticket ledger counts milli-points)
+# Qualifying points are integers of 1/unit point, unit = lcm(10**6, every earn rate): a
+# slot game's wager / rate is then exact, and so is any points figure of up to 6 decimals
+# (CMS points, table minutes); finer remainders are dropped, never rounded up.
+_MICRO = 1_000_000
+_UNKNOWN = math.inf  # a rating's last figure time when its open was never seen
+_SEAT_SLACK = 60.0  # seconds: minutes figures are often whole minutes
 _EXCLUSION_ORDER = tuple(Exclusion)
 _OUT_OF_SERVICE = MachineStatus.OUT_OF_SERVICE  # a module constant: enum lookups are slow
 _NO_EXCLUSIONS: frozenset[Exclusion] = frozenset()
@@ -79,6 +88,15 @@ class PointsCell:
 PointsSink = Callable[[PointsCell, float, int, str], None]
 
 
+def decimal_ratio(x: float) -> tuple[int, int]:
+    """The number as its payload wrote it, (numerator, denominator): 49.9996 from JSON is
+    499996/10000, not the binary float beside it, so thresholds compare what was sent."""
+    n = int(x)
+    if n == x:
+        return n, 1
+    return Decimal(repr(x)).as_integer_ratio()
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerProfile:
     """What the player directory says of a card."""
@@ -101,6 +119,8 @@ class _Player(PointsCell):
         "points",
         "profile",
         "seat",
+        "seen",
+        "since",
         "table",
     )
 
@@ -115,28 +135,39 @@ class _Player(PointsCell):
         self.active_since = 0.0
         self.last_game = 0.0
         self.idle_due = 0.0  # due time of the outstanding idle timer
-        # per qualifying window: [local day ordinal, milli-points earned in it] pairs, flat
+        # when the current place began (card-in, rating open): an older place's messages
+        # record points but never move the player back there
+        self.since = 0.0
+        self.seen = 0.0  # floor time of the last event about the card (pruning unknowns)
+        # per qualifying window: [local day ordinal, points units earned in it] pairs, flat
         self.points = [0, 0] * n_windows
 
 
 class _MachineState:
-    __slots__ = ("info", "last_game", "player", "rate", "status")
+    __slots__ = ("info", "last_game", "player", "rate", "status", "units")
 
-    def __init__(self, info: Machine, rate: int) -> None:
+    def __init__(self, info: Machine, rate: int, unit: int) -> None:
         self.info = info
         self.rate = rate
+        self.units = unit // rate  # points units per minor unit wagered (exact)
         self.player: _Player | None = None  # whose card is in
         self.status = MachineStatus.ONLINE
         self.last_game = 0.0
 
 
 class _Rating:
-    __slots__ = ("card", "credited", "rate")
+    __slots__ = ("at", "card", "carry", "closed", "credited", "minutes", "rate")
 
-    def __init__(self, card: str, rate: int) -> None:
+    def __init__(self, card: str, rate: int, at: float = _UNKNOWN) -> None:
         self.card = card
         self.rate = rate
-        self.credited = 0  # milli-points already credited for this rating
+        self.credited = 0  # points units of the rating's figures already accounted for
+        self.minutes = 0.0  # the highest minutes figure seen
+        self.at = at  # time of the open or of the latest figure
+        self.closed = False  # closed (else ended because the player went elsewhere)
+        # per (window, day): the fraction of a unit left over from spans cut by the window
+        # edge, so that the in-window part is exact however the span was reported
+        self.carry: dict[tuple[int, int], Fraction] | None = None
 
 
 class _PromotionState:
@@ -146,10 +177,11 @@ class _PromotionState:
         "counts", "min_active", "pools", "promo", "snapshotters", "status", "threshold", "window",
     )  # fmt: skip
 
-    def __init__(self, promo: Promotion, window: int) -> None:
+    def __init__(self, promo: Promotion, window: int, unit: int) -> None:
         self.promo = promo
         self.window = window
-        self.threshold = round(promo.threshold_points * _MILLI)
+        n, d = decimal_ratio(promo.threshold_points)
+        self.threshold = -(-n * unit // d)  # units >= this <=> points >= threshold, exactly
         self.min_active = promo.min_active_seconds
         # card -> (kind, area, tier, reason); reason ELIGIBLE means in the pool
         self.status: dict[str, tuple[str, str, str, str]] = {}
@@ -170,16 +202,28 @@ class Floor:
         earn: EarnRules | None = None,
         idle_seconds: float = 120.0,
         points_sink: PointsSink | None = None,
+        prune_unknown_after_seconds: float | None = 3600.0,
     ) -> None:
         """`points_sink(cell, epoch, milli, event_id)` sees every point credited, inside a
         qualifying window or not (the ticket ledger's feed), but for what the player's
         PointsCell lets the floor keep back, and 0 points at a directory update (so that a
-        card's cell is ready before its first game); None costs nothing."""
+        card's cell is ready before its first game); None costs nothing.
+
+        `prune_unknown_after_seconds`: a card the directory never knew, off the floor and
+        without points today, is forgotten that long after it was last seen (None: never);
+        each one counts `unknown_card_pruned`."""
         if idle_seconds <= 0:
             raise ValueError("idle_seconds must be positive")
+        if prune_unknown_after_seconds is not None and prune_unknown_after_seconds <= 0:
+            raise ValueError("prune_unknown_after_seconds must be positive (or None)")
         self.layout = layout
         self.earn = earn or EarnRules()
         self.idle_seconds = float(idle_seconds)
+        self.prune_unknown_after = prune_unknown_after_seconds
+        slot_rates = {mid: self.earn.slot_rate(m) for mid, m in layout.machines.items()}
+        self._table_rates = {tid: self.earn.table_rate(t) for tid, t in layout.tables.items()}
+        self._unit = math.lcm(_MICRO, *slot_rates.values(), *self._table_rates.values())
+        self._per_milli = self._unit // _MILLI
         self._computed = self.earn.points_source == "computed"
         self._points_sink = points_sink
         windows: list[DayClock] = []
@@ -191,7 +235,7 @@ class Floor:
             if index is None:
                 windows.append(DayClock(promo.window))
                 index = len(windows) - 1
-            self._promos[promo.promotion_id] = _PromotionState(promo, index)
+            self._promos[promo.promotion_id] = _PromotionState(promo, index, self._unit)
         self._clocks = windows
         # for each window, its clock and the thresholds of the promotions counting in it
         self._windows: list[tuple[DayClock, tuple[int, ...]]] = [
@@ -199,12 +243,15 @@ class Floor:
             for i, clock in enumerate(windows)
         ]
         self._machines = {
-            mid: _MachineState(m, self.earn.slot_rate(m)) for mid, m in layout.machines.items()
+            mid: _MachineState(m, slot_rates[mid], self._unit) for mid, m in layout.machines.items()
         }
         self._tables: dict[str, Table] = dict(layout.tables)
-        self._table_rates = {tid: self.earn.table_rate(t) for tid, t in layout.tables.items()}
         self._seats: dict[tuple[str, int], _Rating] = {}
-        self._closed: dict[tuple[str, int], _Rating] = {}  # last closed rating per seat
+        # ratings that ended (closed, or left for another place), by (table, seat, card):
+        # their late figures count once and never seat anybody; dropped after a day
+        self._closed: dict[tuple[str, int, str], _Rating] = {}
+        # unknown cards that may be pruned, with the floor time they were noted (oldest first)
+        self._unknown: OrderedDict[str, float] = OrderedDict()  # O(1) from the front
         self._statuses: dict[tuple[str, str, str, str], tuple[str, str, str, str]] = {}
         self._players: dict[str, _Player] = {}
         self._timers: list[tuple[float, str, int]] = []
@@ -256,6 +303,50 @@ class Floor:
                     continue
                 p.active = False
             self._evaluate(p)
+        if self._unknown:
+            self._prune_unknown()
+
+    def _note_unknown(self, p: _Player) -> None:
+        """A card without a directory entry left the floor (or appeared off it): it may be
+        pruned later.  Re-noting moves it to the end, so the oldest stay first."""
+        unknown = self._unknown
+        unknown[p.card] = self.now
+        unknown.move_to_end(p.card)
+
+    def _prune_unknown(self) -> None:
+        """Forget unknown cards off the floor with no points today, long enough unseen.
+
+        Amortized O(1): only cards noted at least `prune_unknown_after` ago are looked at,
+        oldest first; one that came back is dropped from the list (noted again when it
+        leaves), one with points today or seen since is noted again for later.
+        """
+        after = self.prune_unknown_after
+        if after is None:
+            return
+        horizon = self.now - after
+        unknown = self._unknown
+        players = self._players
+        while unknown:
+            card, noted = unknown.popitem(last=False)
+            if noted > horizon:
+                unknown[card] = noted
+                unknown.move_to_end(card, last=False)
+                return
+            p = players.get(card)
+            if p is None or p.profile is not None or p.kind is not None:
+                continue
+            if p.seen > horizon or self._has_points_today(p):
+                unknown[card] = self.now
+                continue
+            del players[card]
+            self.anomalies["unknown_card_pruned"] += 1
+
+    def _has_points_today(self, p: _Player) -> bool:
+        pts = p.points
+        for i, clock in enumerate(self._clocks):
+            if pts[2 * i + 1] and pts[2 * i] == clock.day_of(self.now):
+                return True
+        return False
 
     def _roll_over_days(self) -> None:
         """At local midnight everyone's qualifying points restart: re-check the located.
@@ -267,6 +358,9 @@ class Floor:
         if days == self._days:
             return
         self._days = days
+        if self._closed:  # ended ratings a day old send no more figures worth keeping
+            horizon = self.now - 86_400.0
+            self._closed = {k: r for k, r in self._closed.items() if r.at >= horizon}
         for st in self._promos.values():
             for card in list(st.status):
                 self._evaluate(self._players[card])
@@ -279,6 +373,8 @@ class Floor:
         p = self._players.get(card)
         if p is None:
             p = self._players[card] = _Player(card, len(self._clocks))
+            p.seen = self.now
+            self._note_unknown(p)  # no directory entry yet; checked again when due
         return p
 
     def apply_many(self, events: Iterable[AnyFloorEvent]) -> int:
@@ -334,13 +430,14 @@ class Floor:
                 changed = True
             wager = ev.wager
             if wager and computed:
-                milli = wager * _MILLI // m.rate
                 if sink is not None:  # _sink_points inlined
+                    milli = wager * _MILLI // m.rate
                     room = p.room - milli
                     if room > 0 and p.lo <= epoch and epoch < p.hi:
                         p.room = room
                     else:
                         sink(p, epoch, milli, ev.event_id)
+                units = wager * m.units
                 pts = p.points
                 j = 0
                 for clock, thresholds in windows:
@@ -357,7 +454,7 @@ class Floor:
                             continue
                         pts[j], pts[j + 1] = day, 0
                     before = pts[j + 1]
-                    after = pts[j + 1] = before + milli
+                    after = pts[j + 1] = before + units
                     for threshold in thresholds:
                         if before < threshold <= after:
                             changed = True
@@ -368,8 +465,8 @@ class Floor:
         self.now = now
         return rejected
 
-    def _credit(self, p: _Player, epoch: float, milli: int) -> bool:
-        """Add milli-points earned at epoch; True when a promotion threshold was crossed."""
+    def _credit(self, p: _Player, epoch: float, units: int) -> bool:
+        """Add points units earned at epoch; True when a promotion threshold was crossed."""
         crossed = False
         pts = p.points
         j = 0
@@ -387,10 +484,53 @@ class Floor:
                     continue
                 pts[j], pts[j + 1] = day, 0
             before = pts[j + 1]
-            after = pts[j + 1] = before + milli
+            after = pts[j + 1] = before + units
             for threshold in thresholds:
                 if before < threshold <= after:
                     crossed = True
+            j += 2
+        return crossed
+
+    def _credit_span(
+        self, p: _Player, start: float, end: float, units: int, rating: _Rating
+    ) -> bool:
+        """Add units earned evenly over [start, end]: each window gets its part inside.
+
+        A rating opened at 07:00 and first updated at 08:05 with 65 minutes earns 5/65 of
+        its points for the 08:00 window (seed 003).  The common span, inside one window,
+        costs two comparisons; a span cut by a window edge keeps its fraction of a unit
+        in the rating's carry, so the credited total is the floor of the exact in-window
+        share however the rating's figures split the span.
+        """
+        if end <= start:
+            return self._credit(p, end, units)
+        crossed = False
+        pts = p.points
+        span = Fraction(end - start)  # float differences here are exact (Sterbenz)
+        j = 0
+        for clock, thresholds in self._windows:
+            if clock.win_start <= start and end <= clock.win_end:
+                parts = [(clock.day, units)]
+            else:
+                parts = []
+                carry = rating.carry
+                if carry is None:
+                    carry = rating.carry = {}
+                for day, seconds in clock.pieces(start, end):
+                    exact = carry.get((j, day), 0) + units * Fraction(seconds) / span
+                    whole = math.floor(exact)
+                    carry[(j, day)] = exact - whole
+                    parts.append((day, whole))
+            for day, share in parts:
+                if day != pts[j]:
+                    if day < pts[j]:  # an earlier day's part: today is untouched
+                        continue
+                    pts[j], pts[j + 1] = day, 0
+                before = pts[j + 1]
+                after = pts[j + 1] = before + share
+                for threshold in thresholds:
+                    if before < threshold <= after:
+                        crossed = True
             j += 2
         return crossed
 
@@ -412,13 +552,19 @@ class Floor:
         if p.kind == SLOTS and p.machine is not None:
             p.machine.player = None
         elif p.kind == TABLES and p.table is not None:
-            self._seats.pop((p.table, p.seat), None)
+            rating = self._seats.pop((p.table, p.seat), None)
+            if rating is not None and rating.card == p.card:
+                # its late figures still count, and never seat the player there again
+                self._closed[(p.table, p.seat, p.card)] = rating
         p.kind = None
         p.machine = None
         p.table = None
         p.seat = 0
         p.active = False
         p.idle_due = 0.0
+        p.seen = self.now
+        if p.profile is None:
+            self._note_unknown(p)
         self._evaluate(p)
 
     def _on_card_in(self, ev: CardInserted) -> str | None:
@@ -428,16 +574,21 @@ class Floor:
         epoch = ev.epoch
         if epoch > self.now:
             self.now = epoch
-        if m.player is not None:
-            if m.player.card == ev.card:
-                return None  # repeated card-in at the same machine changes nothing
-            self._leave(m.player, "card_replaced_at_machine")
+        if m.player is not None and m.player.card == ev.card:
+            return None  # repeated card-in at the same machine changes nothing
         p = self._player(ev.card)
+        if p.kind is not None and epoch < p.since:
+            # from before the player's current place (a buffered message): they left it
+            self.anomalies["stale_card_in"] += 1
+            return None
+        if m.player is not None:
+            self._leave(m.player, "card_replaced_at_machine")
         if p.kind is not None:
             self._leave(p, "card_in_elsewhere")
         p.kind = SLOTS
         p.machine = m
         p.active = False
+        p.since = epoch
         m.player = p
         self._evaluate(p)
         return None
@@ -479,27 +630,48 @@ class Floor:
         p = self._player(card)
         if p.kind is not None:
             self._leave(p, "card_in_elsewhere")
-        rating = self._seats[key] = _Rating(card, self._table_rates[table])
+        rating = self._seats[key] = _Rating(card, self._table_rates[table], epoch)
         p.kind = TABLES
         p.table = table
         p.seat = seat
         p.active = True
         p.active_since = epoch
+        p.since = epoch
         self._evaluate(p)
         return rating
 
     def _rating_points(
         self, rating: _Rating, p: _Player, ev: TableRatingUpdated | TableRatingClosed
     ) -> None:
-        """Credit what the rating's cumulative figures earned since its last update."""
-        total = int(ev.average_bet * ev.minutes * _MILLI) // rating.rate
+        """Credit what the rating's cumulative figures earned since its last figure, spread
+        over the time since that figure, so only its part inside a qualifying window counts.
+
+        The first minutes reported reach back at least that far, before the open if need
+        be (a late or lost open); later figures' spans follow each other without overlap.
+        """
+        epoch = ev.epoch
+        minutes = ev.minutes
+        n, d = decimal_ratio(minutes)
+        total = ev.average_bet * n * self._unit // (d * rating.rate)
+        start = rating.at
+        if not rating.minutes:
+            start = min(start, epoch - minutes * 60.0)
+        if start > epoch:  # a late figure, older than the last one: an instant
+            start = epoch
+        if rating.at == _UNKNOWN or epoch > rating.at:
+            rating.at = epoch
+        if minutes > rating.minutes:
+            rating.minutes = minutes
         delta = total - rating.credited
         if delta > 0:
+            per_milli = self._per_milli
+            milli = total // per_milli - rating.credited // per_milli
             rating.credited = total
             if not self._computed:
                 return
-            self._sink_points(p, ev.epoch, delta, ev.event_id)
-            if self._credit(p, ev.epoch, delta):
+            p.seen = self.now
+            self._sink_points(p, epoch, milli, ev.event_id)
+            if self._credit_span(p, start, epoch, delta, rating):
                 self._evaluate(p)
 
     def _on_rating_open(self, ev: TableRatingOpened) -> str | None:
@@ -512,23 +684,23 @@ class Floor:
         current = self._seats.get((ev.table, ev.seat))
         if current is not None and current.card == ev.card:
             return None  # the same rating opened twice
+        p = self._players.get(ev.card)
+        if p is not None and p.kind is not None and epoch < p.since:
+            # an open from before the player's current place: its figures will count,
+            # but the player is not taken back to a seat they have left
+            self.anomalies["stale_rating_open"] += 1
+            rating = _Rating(ev.card, self._table_rates[ev.table], epoch)
+            self._closed[(ev.table, ev.seat, ev.card)] = rating
+            return None
         self._open_rating(ev.table, ev.seat, ev.card, epoch)
         return None
 
-    def _rating_for(self, ev: TableRatingUpdated | TableRatingClosed, epoch: float) -> _Rating:
-        rating = self._seats.get((ev.table, ev.seat))
-        if rating is None or rating.card != ev.card:
-            # an update without its open (lost message): open it now rather than lose the play
-            self.anomalies["rating_without_open"] += 1
-            rating = self._open_rating(ev.table, ev.seat, ev.card, epoch)
-        return rating
-
-    def _closed_rating(self, ev: TableRatingUpdated | TableRatingClosed) -> _Rating | None:
-        """The rating this late message belongs to, when it was closed already."""
-        closed = self._closed.get((ev.table, ev.seat))
-        seated = self._seats.get((ev.table, ev.seat))
-        if closed is not None and closed.card == ev.card and seated is None:
-            return closed
+    def _past_rating(self, ev: TableRatingUpdated | TableRatingClosed) -> _Rating | None:
+        """The ended rating this message belongs to: the card's last rating at the seat,
+        unless the figures say a new rating began after it ended."""
+        past = self._closed.get((ev.table, ev.seat, ev.card))
+        if past is not None and ev.epoch - ev.minutes * 60.0 <= past.at + _SEAT_SLACK:
+            return past
         return None
 
     def _on_rating_update(self, ev: TableRatingUpdated) -> str | None:
@@ -538,14 +710,34 @@ class Floor:
         epoch = ev.epoch
         if epoch > self.now:
             self.now = epoch
-        closed = self._closed_rating(ev)
-        if closed is not None:
-            # a late update after the close: its play is counted already, nobody sits down
-            self.anomalies["rating_update_after_close"] += 1
-            self._rating_points(closed, self._player(ev.card), ev)
+        rating = self._seats.get((ev.table, ev.seat))
+        if rating is not None and rating.card == ev.card:
+            self._rating_points(rating, self._players[ev.card], ev)
             return None
-        rating = self._rating_for(ev, epoch)
-        self._rating_points(rating, self._players[ev.card], ev)
+        past = self._past_rating(ev)
+        if past is not None:
+            # a late figure of a rating that ended: its play counts once, nobody sits down
+            late = "rating_update_after_close" if past.closed else "rating_update_after_leave"
+            self.anomalies[late] += 1
+            self._rating_points(past, self._player(ev.card), ev)
+            return None
+        p = self._player(ev.card)
+        began = epoch - ev.minutes * 60.0
+        if p.kind is not None and began < p.since:
+            # a rating older than the player's current place (a stale terminal, a late
+            # message): its points count, the player stays where they are now
+            self.anomalies["stale_rating_update"] += 1
+            past = self._closed[(ev.table, ev.seat, ev.card)] = _Rating(
+                ev.card, self._table_rates[ev.table]
+            )
+            self._rating_points(past, p, ev)
+            return None
+        # an update without its open (lost message): open it now rather than lose the play
+        self.anomalies["rating_without_open"] += 1
+        rating = self._open_rating(ev.table, ev.seat, ev.card, epoch)
+        rating.at = _UNKNOWN  # the open's time is unknown: the minutes give the span
+        p.since = began
+        self._rating_points(rating, p, ev)
         return None
 
     def _on_rating_close(self, ev: TableRatingClosed) -> str | None:
@@ -559,18 +751,22 @@ class Floor:
         p = self._players.get(ev.card)
         rating = self._seats.get(key)
         if rating is None or rating.card != ev.card or p is None:
-            rating = self._closed_rating(ev)
+            # a close never moves anybody: it credits the figures of its rating
+            rating = self._past_rating(ev)
             if rating is not None:
-                self.anomalies["rating_closed_twice"] += 1  # credited only beyond the first
+                late = "rating_closed_twice" if rating.closed else "rating_closed_after_leave"
+                self.anomalies[late] += 1  # credited only beyond what was credited
             else:
                 # closing a rating we never saw: credit its points, leave nobody seated
                 self.anomalies["rating_close_without_open"] += 1
-                rating = self._closed[key] = _Rating(ev.card, self._table_rates[ev.table])
+                rating = _Rating(ev.card, self._table_rates[ev.table])
+                self._closed[(ev.table, ev.seat, ev.card)] = rating
+            rating.closed = True
             self._rating_points(rating, self._player(ev.card), ev)
             return None
         self._rating_points(rating, p, ev)
-        self._closed[key] = rating
-        self._leave(p, None)
+        rating.closed = True
+        self._leave(p, None)  # keeps the rating for late figures
         return None
 
     def _on_points(self, ev: PointsEarned) -> str | None:
@@ -583,14 +779,17 @@ class Floor:
         if epoch > self.now:
             self.now = epoch
         p = self._player(ev.card)
-        milli = round(ev.points * _MILLI)
-        self._sink_points(p, epoch, milli, ev.event_id)
-        if self._credit(p, epoch, milli):
+        p.seen = self.now
+        n, d = decimal_ratio(ev.points)
+        self._sink_points(p, epoch, round(ev.points * _MILLI), ev.event_id)
+        if self._credit(p, epoch, n * self._unit // d):  # exact, never rounded up
             self._evaluate(p)
         return None
 
     def _on_player(self, ev: PlayerUpserted) -> str | None:
-        p = self._player(ev.card)
+        p = self._players.get(ev.card)
+        if p is None:  # known from now on: never a pruning candidate
+            p = self._players[ev.card] = _Player(ev.card, len(self._clocks))
         p.profile = PlayerProfile(
             tier=ev.tier,
             display_name=ev.display_name,
@@ -609,7 +808,7 @@ class Floor:
             return p.machine.info.area
         return self._tables[p.table].area if p.table is not None else ""
 
-    def _points_milli(self, p: _Player, window: int, day: int) -> int:
+    def _points_units(self, p: _Player, window: int, day: int) -> int:
         j = 2 * window
         return p.points[j + 1] if p.points[j] == day else 0
 
@@ -632,7 +831,7 @@ class Floor:
         if not p.active:
             return "idle"
         day = self._clocks[st.window].day_of(self.now)
-        if self._points_milli(p, st.window, day) < st.threshold:
+        if self._points_units(p, st.window, day) < st.threshold:  # exact: no rounding
             return "below_threshold"
         if st.min_active and self.now - p.active_since < st.min_active:
             due = p.active_since + st.min_active
@@ -752,13 +951,14 @@ class Floor:
         return p.active and self.now - p.last_game < self.idle_seconds
 
     def points(self, promotion_id: str, card: str, on: datetime) -> float:
-        """Qualifying points of a card on the local day of `on`."""
+        """Qualifying points of a card on the local day of `on`, for display: the nearest
+        float (49.9996 stays 49.9996; eligibility compares the exact units)."""
         st = self._state(promotion_id)
         p = self._players.get(card)
         if p is None:
             return 0.0
         day = self._clocks[st.window].day_of(on.timestamp())
-        return self._points_milli(p, st.window, day) / _MILLI
+        return self._points_units(p, st.window, day) / self._unit
 
     @property
     def tracked_players(self) -> int:
@@ -778,6 +978,10 @@ class Floor:
 
         Pools, statuses and counters are derived data and are not stored: they are
         recomputed from the players, so a snapshot cannot disagree with itself.
+
+        Version 2 (points in units of 1/points_unit point, each player's place start,
+        ratings' last figures and ended ratings); `restore` still reads version 1
+        (milli-points), as the previous daemon wrote it.
         """
         windows = [[c.window.tz, c.window.start.isoformat(), c.window.end.isoformat()]
                    for c in self._clocks]  # fmt: skip
@@ -791,9 +995,11 @@ class Floor:
                                            prof.block_reason],
                 p.kind, p.machine.info.machine if p.machine is not None else None,
                 p.table, p.seat, p.active, p.active_since, p.last_game, list(p.points),
+                p.since,
             ])  # fmt: skip
         return {
-            "version": 1,
+            "version": 2,
+            "points_unit": self._unit,
             "now": self.now,
             "windows": windows,
             "players": players,
@@ -802,7 +1008,14 @@ class Floor:
                 for mid, m in self._machines.items()
                 if m.last_game or m.status != MachineStatus.ONLINE
             ],
-            "seats": [[t, s, r.card, r.credited] for (t, s), r in self._seats.items()],
+            "seats": [
+                [t, s, r.card, r.credited, r.minutes, _time_out(r.at)]
+                for (t, s), r in self._seats.items()
+            ],
+            "ended_ratings": [
+                [t, s, c, r.credited, r.minutes, _time_out(r.at), r.closed]
+                for (t, s, c), r in self._closed.items()
+            ],
             "anomalies": dict(self.anomalies),
             "rejections": dict(self.rejections),
             "uncarded_games": self.uncarded_games,
@@ -815,10 +1028,18 @@ class Floor:
         Machines, tables and qualifying windows that no longer exist in the config are
         dropped; points of a window that is new since the snapshot start at zero.
         """
-        if snap.get("version") != 1:
-            raise ValueError(f"unsupported floor snapshot version {snap.get('version')!r}")
+        version = snap.get("version")
+        if version not in (1, 2):
+            raise ValueError(f"unsupported floor snapshot version {version!r}")
         if self._players:
             raise ValueError("restore needs a fresh floor")
+        # version 1 kept milli-points; a changed earn rate changes the unit (rounded down)
+        old_unit = int(snap["points_unit"]) if version == 2 else _MILLI
+        unit = self._unit
+
+        def units(x: int) -> int:
+            return x * unit // old_unit
+
         keys = [(c.window.tz, c.window.start.isoformat(), c.window.end.isoformat())
                 for c in self._clocks]  # fmt: skip
         old_index = {tuple(w): i for i, w in enumerate(snap["windows"])}
@@ -828,8 +1049,11 @@ class Floor:
             if m is not None:
                 m.status = MachineStatus(status)
                 m.last_game = last_game
-        for card, prof, kind, machine, table, seat, active, since, last, points in snap["players"]:
-            p = self._player(card)
+        for card, prof, kind, machine, table, seat, active, since, last, points, *v2 in snap[
+            "players"
+        ]:
+            p = self._players[card] = _Player(card, len(self._clocks))
+            p.since = float(v2[0]) if v2 else 0.0
             if prof is not None:
                 tier, name, age, exclusions, reason = prof
                 excl = frozenset(Exclusion(e) for e in exclusions)
@@ -837,7 +1061,7 @@ class Floor:
             for i, key in enumerate(keys):
                 j = old_index.get(key)
                 if j is not None:
-                    p.points[2 * i : 2 * i + 2] = points[2 * j : 2 * j + 2]
+                    p.points[2 * i : 2 * i + 2] = [points[2 * j], units(points[2 * j + 1])]
             p.last_game, p.active_since = last, since
             m = self._machines.get(machine) if kind == SLOTS else None
             if m is not None:
@@ -848,15 +1072,34 @@ class Floor:
                     heapq.heappush(self._timers, (p.idle_due, card, _IDLE_TIMER))
             elif kind == TABLES and table in self._tables:
                 p.kind, p.table, p.seat, p.active = TABLES, table, seat, True
-        for table, seat, card, credited in snap["seats"]:
+        for table, seat, card, credited, *figures in snap["seats"]:
             seated = self._players.get(card)
             if table in self._tables and seated is not None and seated.table == table:
                 rating = self._seats[(table, seat)] = _Rating(card, self._table_rates[table])
-                rating.credited = credited
+                rating.credited = units(credited)
+                if figures:  # version 1 knew no figures: the next one's minutes give its span
+                    rating.minutes, rating.at = figures[0], _time_in(figures[1])
+        for table, seat, card, credited, minutes, at, closed in snap.get("ended_ratings", ()):
+            if table in self._tables:
+                rating = _Rating(card, self._table_rates[table], _time_in(at))
+                rating.credited, rating.minutes, rating.closed = units(credited), minutes, closed
+                self._closed[(table, seat, card)] = rating
         self.anomalies.update(snap.get("anomalies", {}))
         self.rejections.update(snap.get("rejections", {}))
         self.uncarded_games = int(snap.get("uncarded_games", 0))
         self.ignored_points_events = int(snap.get("ignored_points_events", 0))
         for p in self._players.values():
+            p.seen = self.now
             if p.kind is not None:
                 self._evaluate(p)
+            elif p.profile is None:
+                self._note_unknown(p)
+
+
+def _time_out(at: float) -> float | None:
+    """A rating's time for JSON: None when unknown (JSON has no infinity)."""
+    return None if at == _UNKNOWN else at
+
+
+def _time_in(at: float | None) -> float:
+    return _UNKNOWN if at is None else float(at)

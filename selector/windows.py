@@ -72,3 +72,22 @@ class DayClock:
         if not (self._day_start <= epoch < self._day_end):
             self._load(epoch)
         return self.day
+
+    def pieces(self, start: float, end: float) -> list[tuple[int, float]]:
+        """Seconds of [start, end) inside the window, per local day (oldest first).
+
+        Play reported as a span (a table rating's minutes) counts only for its part inside
+        the window.  Only the last three local days of the span are looked at: the floor
+        keeps one day of points per window, so older days' parts could never count (and a
+        bogus span of years costs no more than a long one).
+        """
+        out: list[tuple[int, float]] = []
+        last = self.local_day(end)
+        day = max(self.local_day(start), last - timedelta(days=2))
+        while day <= last:
+            win_start, win_end = self.window.bounds(day)
+            lo, hi = max(win_start, start), min(win_end, end)
+            if lo < hi:
+                out.append((day.toordinal(), hi - lo))
+            day += timedelta(days=1)
+        return out

@@ -240,15 +240,28 @@ def test_only_play_between_08h00_and_19h00_counts(at: datetime, counts: bool) ->
     assert pts(floor, "C1", at) == (1.0 if counts else 0.0)
 
 
-@pytest.mark.parametrize(("minute", "counts"), [(59, False), (60, True)], ids=["07:59", "08:00"])
-def test_table_update_counts_by_its_timestamp(minute: int, counts: bool) -> None:
-    """A table increment is credited at the time it is reported."""
-    at = local(7, 0) + timedelta(minutes=minute)
-    floor, ev = raps_floor(), Events(start=at)
+@pytest.mark.parametrize(
+    ("opened", "updated", "minutes", "expected"),
+    [
+        (local(7, 0), local(8, 5), 65, 5.0),  # seed 003: only 08:00-08:05 counts
+        (local(7, 50), local(8, 0), 10, 0.0),  # all of it before 08:00
+        (local(8, 0), local(8, 0), 10, 0.0),  # 10 minutes reported at 08:00 were played before
+        (local(7, 55), local(8, 5), 10, 5.0),
+        (local(8, 0), local(8, 10), 10, 10.0),  # all inside
+        (local(18, 30), local(19, 5), 35, 30.0),  # 19:00-19:05 does not count
+    ],
+    ids=["seed-07h00-08h05", "07h50-08h00", "open-at-08h00", "07h55-08h05", "inside", "19h05"],
+)
+def test_table_play_counts_for_its_part_inside_the_window(
+    opened: datetime, updated: datetime, minutes: int, expected: float
+) -> None:
+    """Rating time is apportioned to the window: the span since the open (or at least the
+    minutes reported, when they are more) is spread evenly and its in-window part counts."""
+    floor, ev = raps_floor(), Events(start=opened)
     floor.apply(ev.player("C1"))
     floor.apply(ev.rating_open("T1", 1, "C1"))
-    floor.apply(ev.rating_update("T1", 1, "C1", bet=10_000, minutes=10))
-    assert pts(floor, "C1", at) == (10.0 if counts else 0.0)
+    floor.apply(ev.rating_update("T1", 1, "C1", bet=10_000, minutes=minutes, at=updated))
+    assert pts(floor, "C1", updated) == expected
 
 
 def test_points_earned_after_19h00_do_not_count_but_earlier_ones_stay() -> None:

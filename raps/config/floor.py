@@ -79,6 +79,9 @@ class FloorConfig(StrictModel):
     """The floor layout, simulated or listed, and the slot idle limit."""
 
     idle_seconds: float = Field(default=120.0, gt=0)
+    # a card never in the directory, off the floor and without points today, is forgotten
+    # this long after it was last seen (selector.floor.Floor)
+    prune_unknown_after_seconds: float = Field(default=3600.0, gt=0)
     simulate: SimulateConfig | None = None
     machines: tuple[MachineConfig, ...] = ()
     tables: tuple[TableConfig, ...] = ()
