@@ -144,6 +144,7 @@ class Daemon:
                 families=INBOUND_FEEDS,
                 flush=service.flush_events,  # acknowledged once durable
                 room=service.ingest_room,
+                gap=self.metrics.count_gap,
             )
             service.sources[MQTT_IN] = False
             spawn(ingest.run(), "mqtt-in")

@@ -208,6 +208,24 @@ class Metrics:
             ["state"],
             registry=r,
         )
+        self.ingest_gap_messages = Counter(
+            "raps_ingest_gap_messages_total",
+            "Inbound messages a publisher numbered (seq) that never arrived, by source",
+            ["source"],
+            registry=r,
+        )
+        self.ingest_last_gap = Gauge(
+            "raps_ingest_last_gap_messages",
+            "Messages missing in the latest gap seen, by source (0: none since start)",
+            ["source"],
+            registry=r,
+        )
+        self.ingest_last_gap_time = Gauge(
+            "raps_ingest_last_gap_timestamp_seconds",
+            "Unix time the latest gap was seen, by source (0: none since start)",
+            ["source"],
+            registry=r,
+        )
         self.ready = Gauge("raps_ready", "1 when storage and sources are up", registry=r)
         self.start_time = Gauge(
             "raps_start_time_seconds", "Unix time the daemon started", registry=r
@@ -243,6 +261,16 @@ class Metrics:
             for tier in Tier:
                 self.ticket_bin_tickets.labels(bin_id, tier.value)
                 self.ticket_bin_players.labels(bin_id, tier.value)
+
+    def count_gap(self, source: str, missing: int) -> None:
+        """A gap in a publisher's sequence numbers (0: create the source's series)."""
+        self.ingest_gap_messages.labels(source).inc(missing)
+        if missing:
+            self.ingest_last_gap.labels(source).set(missing)
+            self.ingest_last_gap_time.labels(source).set_to_current_time()
+        else:
+            self.ingest_last_gap.labels(source)
+            self.ingest_last_gap_time.labels(source)
 
     def count_outcomes(self, s: DrawSession, records: Sequence[Record]) -> None:
         """Pick outcomes and claim times of a session's newly committed records."""

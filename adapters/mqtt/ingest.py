@@ -52,6 +52,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from adapters.mqtt.config import MqttConfig
 from adapters.mqtt.family import PayloadFamily
+from adapters.mqtt.gaps import GapSink, SequenceGaps
 from adapters.mqtt.ordering import OrderGuard
 from adapters.mqtt.publish import broker_options
 from adapters.mqtt.topics import Kind, TopicRef, Topics
@@ -116,6 +117,7 @@ class MqttIngest:
     families -- the payload families of the sources that publish here (CMS_FEEDS, TABLE_FEED)
     flush    -- Service.flush_events: makes every applied event durable; acks wait for it
     room     -- Service.ingest_room: no message is taken while it is 0 (backpressure)
+    gap      -- Metrics.count_gap(source, missing): a gap in a publisher's `seq` numbers
     """
 
     def __init__(
@@ -142,6 +144,7 @@ class MqttIngest:
         flush: Flush | None = None,
         room: Room | None = None,
         max_past_seconds: float = DEFAULT_MAX_PAST_SECONDS,
+        gap: GapSink | None = None,
     ) -> None:
         if protocol not in ("5", "3.1.1"):
             raise ValueError(f"protocol must be '5' or '3.1.1', not {protocol!r}")
@@ -167,6 +170,10 @@ class MqttIngest:
             SchemaSet(families), known, max_future_seconds, card_known, max_past_seconds
         )
         self.guard = OrderGuard()
+        self.gaps = SequenceGaps(gap)
+        if gap is not None:  # every source's series from the start, so increase() sees 1
+            for kind in self.decoder.schemas.families:
+                gap(source_label(kind), 0)
         self.log = structlog.get_logger("raps").bind(component="mqtt-in")
         self.connected = False
         # counters for tests, the benchmark and the daemon's gauges
@@ -457,9 +464,11 @@ class MqttIngest:
         label = source_label(ref.kind)
         if item.retained:
             return label, Rejection(RETAINED, "a retained copy; inbound events are not retained")
+        topic = item.topic
         result = self.decoder.decode(
-            ref.kind, ref.ident, item.payload, now_epoch, _event_source(ref), new_cards
-        )
+            ref.kind, ref.ident, item.payload, now_epoch, _event_source(ref), new_cards,
+            lambda data: self.gaps.observe(label, topic, data),
+        )  # fmt: skip
         if not isinstance(result, Rejection):
             stale = self.guard.check(result)
             if stale is not None:

@@ -188,8 +188,13 @@ class PayloadDecoder:
         now_epoch: float,
         source: str,
         new_cards: set[str] | None = None,
+        numbered: Callable[[dict[str, Any]], object] | None = None,
     ) -> AnyFloorEvent | Rejection:
-        """Decode, validate and convert; `new_cards` are directory cards seen in this batch."""
+        """Decode, validate and convert; `new_cards` are directory cards seen in this batch.
+
+        `numbered` is given every JSON object that carries a `seq` (ingest gaps,
+        adapters.mqtt.gaps), valid or not: a refused message still arrived.
+        """
         if len(payload) > MAX_PAYLOAD_BYTES:
             return Rejection(
                 TOO_LARGE, f"payload is {len(payload)} bytes, more than {MAX_PAYLOAD_BYTES}"
@@ -204,6 +209,8 @@ class PayloadDecoder:
             return Rejection(
                 SCHEMA_VIOLATION, f"payload must be a JSON object, not {type(data).__name__}"
             )
+        if numbered is not None and "seq" in data:
+            numbered(data)
         event_id = clean_text(data.get("event_id"))  # a dead letter carries clean ids only
         type_name = data.get("type")
         family = self.schemas.families.get(kind)
@@ -281,6 +288,8 @@ def _to_event(type_name: str, data: dict[str, Any], source: str) -> AnyFloorEven
     """
     kwargs = dict(data)
     del kwargs["type"]
+    kwargs.pop("seq", None)  # the publisher's numbering: not part of the event
+    kwargs.pop("boot", None)
     kwargs.setdefault("source", source)
     for name in _INTEGER_FIELDS:
         value = kwargs.get(name)

@@ -38,6 +38,7 @@ APPLIED, REJECTED = "raps_events_ingested_total", "raps_events_rejected_total"
 POOL = "raps_pool_eligible_players"
 LAST_EVENT = "raps_source_last_event_timestamp_seconds"
 REFUSED, ENTRIES = "raps_ticket_refusals_total", "raps_ticket_entries_total"
+GAP = "raps_ingest_gap_messages_total"
 
 
 def series(metric: str, site: str, **labels: str) -> str:
@@ -70,6 +71,34 @@ ALERT_CASES: tuple[AlertCase, ...] = (
             Fires({"site": "golden-horse", "source": "sas"}, 960.0),
             Fires({"site": "river-view", "source": "sas"}, 960.0),
         ),
+    ),
+    AlertCase(
+        "RapsIngestGap",
+        "golden-horse's broker drops 9,000 queued slots messages, seen at 10m (the counters "
+        "are exported at 0 from the start); silver-sands loses none. Quiet again once the "
+        "gap is 15m old.",
+        {
+            series(GAP, GH, source="mqtt-slots"): "0x9 9000x30",
+            series(GAP, GH, source="mqtt-tables"): "0x39",
+            series(GAP, SS, source="mqtt-slots"): "0x39",
+        },
+        quiet_at=("5m", "30m"),
+        fires_at="12m",
+        fires=(Fires({"site": "golden-horse", "source": "mqtt-slots"}, 9000.0),),
+    ),
+    AlertCase(
+        "RapsMqttBrokerDown",
+        "golden-horse loses its broker at 6m (both connections); silver-sands' outbound link "
+        "drops for one minute only.",
+        {
+            f'raps_source_link_up{{{GH}, kind="mqtt", name="inbound"}}': "1x5 0x10",
+            f'raps_source_link_up{{{GH}, kind="mqtt", name="outbound"}}': "1x5 0x10",
+            f'raps_source_link_up{{{SS}, kind="mqtt", name="inbound"}}': "1x15",
+            f'raps_source_link_up{{{SS}, kind="mqtt", name="outbound"}}': "1x5 0 1x9",
+        },
+        quiet_at=("7m",),
+        fires_at="9m",
+        fires=(Fires({"site": "golden-horse"}, 0.0),),
     ),
     AlertCase(
         "RapsSasLinksDown",

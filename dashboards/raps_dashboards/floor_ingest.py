@@ -102,6 +102,31 @@ def build() -> dm.Dashboard:
             unit="s",
         ),
         ts(
+            "Messages missing by source (ingest gaps)",
+            "Inbound MQTT messages a publisher numbered (seq) that never reached the daemon, "
+            "per source: a broker that dropped what it held while the daemon was down "
+            "(Mosquitto's default queue of 1000), a QoS 0 publisher, a lossy bridge. Any "
+            "raises RapsIngestGap. A publisher restart (seq back to 1, or a new boot) is "
+            "not a gap.",
+            [
+                q(
+                    f"sum by (source) (increase(raps_ingest_gap_messages_total{{{SITE}}}"
+                    f"[$__rate_interval]))",
+                    "{{source}}",
+                )
+            ],
+            unit="none",
+            stack=True,
+        ),
+        ts(
+            "Latest ingest gap by source",
+            "Messages missing in the latest gap seen per source since the daemon started "
+            "(0: none). One gap of about 9,000 after a restart is a broker queue limit; many "
+            "small ones, a lossy publisher.",
+            [q(f"max by (source) (raps_ingest_last_gap_messages{{{SITE}}})", "{{source}}")],
+            unit="none",
+        ),
+        ts(
             "Floor anomalies by kind",
             "Anomalies counted since start, by kind. A steep rise after a change on the floor "
             "points to a mapping problem (machines or seats swapped in the layout).",
