@@ -27,6 +27,7 @@ from bench.soak_model import (
 from raps.chain import Head, check_chain
 from raps.seal import SeedSealer, load_key
 from selector.fairness import commitment as commit_to
+from selector.session import DRAW_FIRST_HALF
 
 
 class RecoveryChecks(Handheld):
@@ -78,8 +79,15 @@ class RecoveryChecks(Handheld):
                     lambda d=d, known=known: f"{d} / {known}",  # type: ignore[misc]
                 )
         self.winners.update(cards)
+        # a draw is answered once its winner is journaled: its pool alone (pick.requested,
+        # the first of its two commits) leaves the command to run again on the retry
+        answered = {
+            r["data"]["command_id"]
+            for r in mine
+            if "command_id" in r["data"] and r["type"] not in DRAW_FIRST_HALF
+        }
         self.in_flight_committed = self.in_flight is not None and (
-            self.in_flight.command_id in journaled
+            self.in_flight.command_id in answered
         )
         if first:
             snapshots = self.db.floor_snapshots()

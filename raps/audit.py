@@ -23,12 +23,13 @@ from raps.store.database import open_engine
 from raps.store.journal import JournalStore, export_lines, with_pools
 from raps.tickets.desk import STREAM_PREFIX
 from raps.tickets.stage import DRAW_PREFIX, PRIZE_STREAM
+from selector.anomalies import session_report
 from selector.records import Record
 from selector.schedule import STREAM as SCHEDULE_STREAM
 from selector.schedule import Schedule, Status
 from selector.tickets import recompute
 from selector.tickets.draw_verify import verify_day, verify_draw
-from selector.verify import verify_session
+from selector.verify import verify_lifecycle, verify_session
 
 
 @dataclass
@@ -56,13 +57,47 @@ class Report:
     schedule_changes: int = 0
     schedule_log: list[str] = field(default_factory=list)
     schedule_problems: list[str] = field(default_factory=list)
+    # every RAPS session's notes (voids, no-shows: who and why) and anomalies (what an
+    # honest session does not show: selector.anomalies); open sessions' illegal steps
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    anomalies: dict[str, list[str]] = field(default_factory=dict)
+    open_problems: dict[str, list[str]] = field(default_factory=dict)
+    # columns the daemon reads back that disagree with the chained record (raps verify
+    # reads them from the database: an edit outside the daemon)
+    column_errors: list[str] = field(default_factory=list)
+    require_closed: bool = False
+    # an export of one session: that session (`focus`) verified, the rest of the range
+    # (other sessions' entries between its first and last) checked as chain only
+    focus: str | None = None
+    context: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
+        """Not tampered with: the chain holds and every recomputation agrees."""
         broken = any(self.sessions.values()) or any(self.tickets.values())
         broken = broken or any(self.draws.values()) or bool(self.prizes)
-        broken = broken or bool(self.schedule_problems)
+        broken = broken or bool(self.schedule_problems) or any(self.open_problems.values())
+        broken = broken or bool(self.column_errors) or bool(self.unclosed)
         return self.chain_error is None and not broken and self.entries > 0
+
+    @property
+    def unclosed(self) -> list[str]:
+        """With --require-closed: the sessions and draws that are still open (a failure)."""
+        if not self.require_closed:
+            return []
+        return [f"session {s}" for s in self.open_sessions] + [f"draw {d}" for d in self.open_draws]
+
+    @property
+    def anomaly_count(self) -> int:
+        return sum(len(a) for a in self.anomalies.values())
+
+    @property
+    def exit_code(self) -> int:
+        """0 valid; 3 valid with anomalies; 1 tampered, mismatched or (with
+        --require-closed) not closed."""
+        if not self.ok:
+            return 1
+        return 3 if self.anomaly_count else 0
 
     def lines(self) -> list[str]:
         out = []
@@ -77,12 +112,10 @@ class Report:
                 out += [f"  {p}" for p in problems]
             else:
                 out.append(f"session {sid}: OK (every pick recomputed)")
-            for e in self.exceptions.get(sid, []):
-                out.append(f"  EXCEPTION: {e}")
+            out += self._session_lines(sid)
         for sid in self.open_sessions:
-            out.append(f"session {sid}: not closed yet; seed unrevealed, chain checked only")
-            for e in self.exceptions.get(sid, []):
-                out.append(f"  EXCEPTION: {e}")
+            out.append(f"session {sid}: not closed yet; seed unrevealed, its steps checked only")
+            out += self._session_lines(sid)
         for draw_id, problems in self.draws.items():
             if problems:
                 out.append(f"draw {draw_id}: FAILED ({len(problems)} mismatch(es))")
@@ -117,8 +150,26 @@ class Report:
                     f"tickets {bin_id}: OK ({credited} credited, {entered} entered on "
                     f"{receipts} receipt(s), recomputed from the records)"
                 )
-        out.append("RESULT: OK" if self.ok else "RESULT: FAILED")
+        out += [f"COLUMN: {c}" for c in self.column_errors]
+        out += [f"NOT CLOSED: {u} (--require-closed)" for u in self.unclosed]
+        if self.context:
+            out.append(
+                f"context: {len(self.context)} other stream(s) in the exported range, "
+                "chain checked only: " + ", ".join(self.context)
+            )
+        if not self.ok:
+            out.append("RESULT: FAILED")
+        elif self.anomaly_count:
+            out.append(f"RESULT: OK, WITH {self.anomaly_count} ANOMALY(IES) (see ANOMALY above)")
+        else:
+            out.append("RESULT: OK")
         return out
+
+    def _session_lines(self, sid: str) -> list[str]:
+        out = [f"  EXCEPTION: {e}" for e in self.exceptions.get(sid, [])]
+        out += [f"  PROBLEM: {p}" for p in self.open_problems.get(sid, [])]
+        out += [f"  NOTE: {n}" for n in self.notes.get(sid, [])]
+        return out + [f"  ANOMALY: {a}" for a in self.anomalies.get(sid, [])]
 
 
 def check(
@@ -126,13 +177,19 @@ def check(
     records: list[dict[str, Any]],
     head: Head | None,
     from_genesis: bool = False,
+    *,
+    require_closed: bool = False,
+    focus: str | None = None,
+    columns: list[tuple[int, str, str]] | None = None,
 ) -> Report:
     """Verify entries (with their records, pools included) against an optional head.
 
     `from_genesis`: the entries are a whole journal (a database), which must start at
     entry 1; an export may be any contiguous range of it.
     """
-    rep = Report(entries=len(entries))
+    rep = Report(entries=len(entries), require_closed=require_closed, focus=focus)
+    if columns is not None:
+        rep.column_errors = _column_errors(entries, columns)
     if entries:
         rep.first_seq = entries[0].seq
         rep.last = Head(entries[-1].seq, entries[-1].hash)
@@ -146,6 +203,9 @@ def check(
         by_session.setdefault(str(r.get("session_id")), []).append(r)
     closed_draws: dict[str, list[dict[str, Any]]] = {}
     for sid, recs in by_session.items():
+        if focus is not None and sid != focus:
+            rep.context.append(sid)
+            continue
         if sid.startswith(STREAM_PREFIX):
             _check_tickets(rep, sid.removeprefix(STREAM_PREFIX), recs)
         elif sid.startswith(DRAW_PREFIX):
@@ -167,6 +227,7 @@ def check(
             _check_schedule(rep, recs, by_session)
         elif any(r.get("type") == "session.closed" for r in recs):
             _note_overrides(rep, sid, recs)
+            _note_report(rep, sid, recs)
             try:
                 rep.sessions[sid] = [str(m) for m in verify_session(recs)]
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
@@ -174,6 +235,8 @@ def check(
             rep.picks += sum(1 for r in recs if r.get("type") == "pick.drawn")
         else:
             _note_overrides(rep, sid, recs)
+            _note_report(rep, sid, recs)
+            rep.open_problems[sid] = _guarded(lambda recs=recs: verify_lifecycle(recs))
             rep.open_sessions.append(sid)
     _check_days(rep, closed_draws)
     return rep
@@ -206,6 +269,34 @@ def _check_schedule(
             rep.schedule_problems.append(
                 f"session {sid} opened, but the schedule has it {plan.status}"
             )
+
+
+def _note_report(rep: Report, sid: str, recs: list[dict[str, Any]]) -> None:
+    found = session_report(recs)
+    if found.notes:
+        rep.notes[sid] = found.notes
+    if found.anomalies:
+        rep.anomalies[sid] = found.anomalies
+
+
+def _column_errors(entries: list[Entry], columns: list[tuple[int, str, str]]) -> list[str]:
+    """Entries whose session_id or type column is not what their chained record says:
+    the daemon reads a session back by its column, so an edit there (outside the hash)
+    could move a record out of its session; verify names every one."""
+    chained = {e.seq: e for e in entries}
+    out = []
+    for seq, session_id, type_ in columns:
+        e = chained.get(seq)
+        try:
+            rec = e.record if e is not None else {}
+        except ValueError:
+            continue  # a damaged record: the chain names it
+        if (rec.get("session_id"), rec.get("type")) != (session_id, type_):
+            out.append(
+                f"entry {seq}: its columns say session {session_id!r}, {type_!r}; its "
+                f"chained record says {rec.get('session_id')!r}, {rec.get('type')!r}"
+            )
+    return out
 
 
 def _note_overrides(rep: Report, sid: str, recs: list[dict[str, Any]]) -> None:
@@ -314,8 +405,24 @@ def _check_tickets(rep: Report, bin_id: str, recs: list[dict[str, Any]]) -> None
     )
 
 
+def export_focus(path: Path) -> str | None:
+    """The session an export was made for (its first line says), or None (an older
+    export, or a range): then every stream in it is verified."""
+    with path.open(encoding="utf-8") as f:
+        first = f.readline()
+    try:
+        head = json.loads(first)
+    except json.JSONDecodeError:
+        return None
+    export = head.get("export") if isinstance(head, dict) else None
+    return (
+        str(export["session_id"]) if isinstance(export, dict) and "session_id" in export else None
+    )
+
+
 def read_export(path: Path) -> tuple[list[Entry], list[dict[str, Any]]]:
-    """Entries and records from an export file (JSON lines of seq, prev, hash, record)."""
+    """Entries and records from an export file (JSON lines of seq, prev, hash, record,
+    after an optional header line naming the exported session)."""
     entries: list[Entry] = []
     records: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as f:
@@ -324,6 +431,8 @@ def read_export(path: Path) -> tuple[list[Entry], list[dict[str, Any]]]:
                 continue
             try:
                 row = json.loads(line)
+                if lineno == 1 and isinstance(row, dict) and "export" in row:
+                    continue
                 record = row["record"]
                 body = canonical_json(chained_record(record))
                 entries.append(Entry(int(row["seq"]), row["prev"], body, row["hash"]))
@@ -343,6 +452,15 @@ async def read_database(url: str) -> tuple[list[Entry], list[dict[str, Any]]]:
         await engine.dispose()
 
 
+async def read_columns(url: str) -> list[tuple[int, str, str]]:
+    """(seq, session_id, type) as the database's columns hold them."""
+    engine = open_engine(url)
+    try:
+        return await JournalStore(engine).columns()
+    finally:
+        await engine.dispose()
+
+
 async def export_session(url: str, session_id: str) -> list[str]:
     """The session's contiguous range of the chain, as export lines."""
     engine = open_engine(url)
@@ -352,6 +470,10 @@ async def export_session(url: str, session_id: str) -> list[str]:
         if span is None:
             raise KeyError(session_id)
         entries = await store.entries(*span)
-        return export_lines(entries, await with_pools(store, entries))
+        header = json.dumps(
+            {"export": {"session_id": session_id, "first": span[0], "last": span[1]}},
+            separators=(",", ":"),
+        )
+        return [header, *export_lines(entries, await with_pools(store, entries))]
     finally:
         await engine.dispose()

@@ -43,7 +43,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from raps.audit import check, read_database, read_export
+    from raps.audit import check, export_focus, read_columns, read_database, read_export
     from raps.chain import Head
 
     try:
@@ -53,22 +53,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 2
     source = args.journal
     whole = "://" in source  # a database holds the whole journal, from entry 1
+    columns, focus = None, None
     try:
         if whole:
             entries, records = asyncio.run(read_database(source))
+            columns = asyncio.run(read_columns(source))
         else:
             path = Path(source)
             if not path.is_file():
                 print(f"raps verify: no such file: {path}", file=sys.stderr)
                 return 2
             entries, records = read_export(path)
+            focus = export_focus(path)
     except ValueError as e:
         print(f"raps verify: {e}", file=sys.stderr)
         return 1
-    report = check(entries, records, head, from_genesis=whole)
+    report = check(
+        entries,
+        records,
+        head,
+        from_genesis=whole,
+        columns=columns,
+        focus=focus,
+        require_closed=args.require_closed,
+    )
     for line in report.lines():
         print(line)
-    return 0 if report.ok else 1
+    return report.exit_code
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -140,9 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--duration", type=float, help="stop after this many seconds")
     demo.set_defaults(func=cmd_demo)
 
-    verify = sub.add_parser("verify", help="check the journal chain and recompute every pick")
+    verify = sub.add_parser(
+        "verify",
+        help="check the journal chain and recompute every pick "
+        "(exit 0 valid, 3 valid with anomalies, 1 tampered or mismatched, 2 usage)",
+    )
     verify.add_argument("journal", help="database URL, or a file written by `raps export`")
     verify.add_argument("--head", help="published journal head SEQ:HASH to check against")
+    verify.add_argument(
+        "--require-closed",
+        action="store_true",
+        help="fail on a session or draw not closed yet (truncated or abandoned)",
+    )
     verify.set_defaults(func=cmd_verify)
 
     export = sub.add_parser("export", help="write a session's journal as JSON lines")

@@ -17,18 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, partial
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raps.chain import Head
 from raps.config import Config
+from raps.draw_publish import Publisher, publish_draw
 from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
-from raps.session_views import log_fields, public_record, session_summary
+from raps.session_loader import SessionLoader
+from raps.session_views import log_fields, session_summary
 from raps.storage_health import FloorLogUnavailable, StorageHealth
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
@@ -50,10 +52,6 @@ from selector.session import (
 )
 
 DEDUPE_WINDOW = 200_000  # event ids remembered for duplicate suppression
-
-
-class Publisher(Protocol):
-    async def publish(self, topic: str, payload: dict[str, Any], retain: bool = False) -> None: ...
 
 
 class UnknownSession(KeyError):
@@ -94,13 +92,29 @@ class Service:
         self.tickets = TicketDesk(
             cfg.ticket_plan(), self.journal, self._lock, metrics, self._flush_floor_log
         )
-        self.floor = Floor(cfg.layout(), cfg.promotions(), cfg.earn_rules(),
-                           cfg.floor.idle_seconds, self.tickets.points_sink())  # fmt: skip
+        self.floor = Floor(
+            cfg.layout(),
+            cfg.promotions(),
+            cfg.earn_rules(),
+            cfg.floor.idle_seconds,
+            self.tickets.points_sink(),
+            prune_unknown_after_seconds=cfg.floor.prune_unknown_after_seconds,
+        )
         self.tickets.attach(self.floor)
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics, clock)
         self.sessions: dict[str, DrawSession] = {}
-        self.planner = ScheduleDesk(cfg, self.journal, self._lock, self.floor, self.sessions,
-                                    clock, metrics, self._session_changed)  # fmt: skip
+        self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
+        self.planner = ScheduleDesk(
+            cfg,
+            self.journal,
+            self._lock,
+            self.floor,
+            self.sessions,
+            clock,
+            metrics,
+            self._session_changed,
+        )
+        self.loader = SessionLoader(self.journal, self.planner, sealer)
         self.sources: dict[str, bool] = {}
         self.storage_ok = False
         self._session_counts: Counter[tuple[str, str, str]] = Counter()
@@ -161,22 +175,14 @@ class Service:
         return replayed
 
     async def _restore_sessions(self) -> None:
-        for plan in self.planner.live():
-            self.sessions[plan.session_id] = await self._session_from_journal(plan.session_id)
+        """Every scheduled session from its journal; one the journal does not vouch for
+        is refused (raps.session_loader), every command on it answered with why."""
+        sessions, refused = await self.loader.load_all(self.planner.live())
+        self.sessions.update(sessions)
+        self.refused.update(refused)
+        for sid, reason in refused.items():
+            self.log.error("session refused at restore", session=sid, reason=reason)
         self._update_session_gauges()
-
-    async def _session_from_journal(self, session_id: str) -> DrawSession:
-        """A scheduled session as its journal records leave it (not opened if none)."""
-        entries = await self.journal.session_entries(session_id)
-        records = [Record.from_dict(e.record) for e in entries]
-        seed = await self._unseal(session_id) if records else None
-        return self.planner.scheduled(self.planner.plan(session_id), records, seed)
-
-    async def _unseal(self, session_id: str) -> bytes | None:
-        sealed = await self.journal.sealed_seed(session_id)
-        if sealed is None:
-            return None
-        return self.sealer.unseal(session_id, *sealed)
 
     # ------------------------------------------------------------------- ingest
 
@@ -346,6 +352,11 @@ class Service:
     def session(self, session_id: str) -> DrawSession:
         s = self.sessions.get(session_id)
         if s is None:
+            if session_id in self.refused:
+                raise SessionError(
+                    f"session {session_id} is refused: {self.refused[session_id]}"
+                    "; run raps verify and ask the inspector"
+                )
             raise UnknownSession(session_id)
         return s
 
@@ -385,8 +396,14 @@ class Service:
     ) -> CommandResult:
         _overrider(actor, override)
         started = time.perf_counter()
+        # two commits: the pool (pick.requested), then the winner drawn from it, so a
+        # write refused after the winner is known cannot get a new pool on the retry
         result = await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.draw(cmd, kind, override), None)
+            session_id,
+            actor,
+            command_id,
+            lambda s, cmd: (s.request(cmd, kind, override), None),
+            then=lambda s, cmd: (s.complete(cmd, kind), None),
         )
         if not result.outcome.replayed:
             self.metrics.pick_latency.observe(time.perf_counter() - started)
@@ -443,6 +460,7 @@ class Service:
         actor: Actor,
         command_id: str,
         action: Callable[[DrawSession, Command], tuple[Outcome, Any]],
+        then: Callable[[DrawSession, Command], tuple[Outcome, Any]] | None = None,
     ) -> CommandResult:
         async with self._lock:
             self.session(session_id)
@@ -464,6 +482,11 @@ class Service:
             await self._journaled(s, run, holder)
             if "refused" in holder:
                 raise holder["refused"]
+            if then is not None and not holder["outcome"].replayed:
+                action, holder = then, {}
+                await self._journaled(s, run, holder)  # run() calls the new action
+                if "refused" in holder:
+                    raise holder["refused"]
             outcome: Outcome = holder["outcome"]
             return CommandResult(outcome, self.journal.head)
 
@@ -525,26 +548,14 @@ class Service:
 
     async def _reload(self, session_id: str) -> None:
         await self.journal.load_head()
-        self.sessions[session_id] = await self._session_from_journal(session_id)
+        self.sessions[session_id] = await self.loader.load(session_id)
 
     async def _publish(self, s: DrawSession, records: Sequence[Record]) -> None:
         if self.publisher is None:
             return
-        prefix = f"{self.cfg.mqtt.topic_prefix}/{self.cfg.site.id}/draws/{s.session_id}"
-        head = self.journal.head
-        head_payload = {
-            "session_id": s.session_id,
-            "seq": head.seq if head else 0,
-            "hash": head.hash if head else None,
-        }
+        prefix = f"{self.cfg.mqtt.topic_prefix}/{self.cfg.site.id}/draws"
         try:
-            for rec in records:
-                await self.publisher.publish(f"{prefix}/events", public_record(rec))
-            await self.publisher.publish(f"{prefix}/head", head_payload, retain=True)
-            if s.state == SessionState.CLOSED:
-                await self.publisher.publish(
-                    f"{prefix}/summary", self.summary(s.session_id), retain=True
-                )
+            await publish_draw(self.publisher, prefix, s, records, self.journal.head)
         except Exception:  # the journal is the record; a broker outage must not stop draws
             self.log.exception("publish failed", session=s.session_id)
 

@@ -17,6 +17,7 @@ pending picks, attempts and barred cards; split, each half would reach into the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -28,6 +29,7 @@ from selector.floor import ELIGIBLE, Floor
 from selector.layout import Location
 from selector.promotion import SessionRules
 from selector.records import Actor, Record
+from selector.snapshot import PoolSnapshot
 
 
 class SessionError(ValueError):
@@ -120,6 +122,21 @@ class Outcome:
 
 
 @dataclass(slots=True)
+class _Request:
+    """A draw's pool made durable before its winner is known (`pick.requested`): a retry
+    after a failed commit draws from this same pool, so a refused write cannot veto a
+    winner and ask again of a changed floor."""
+
+    number: int
+    kind: str
+    slot: int
+    attempt: int
+    digest: str
+    candidates: PoolSnapshot | None  # None after a restart until the daemon loads it
+    left_out: dict[str, int]
+
+
+@dataclass(slots=True)
 class _Done:
     fingerprint: tuple[Any, ...]
     outcome: Outcome
@@ -146,6 +163,7 @@ class DrawSession:
     _slot_draws: dict[tuple[str, int], int] = field(default_factory=dict)
     _card_picks: dict[str, list[Pick]] = field(default_factory=dict)
     _barred: dict[str, str] = field(default_factory=dict)
+    _request: _Request | None = None  # the open pick.requested, at most one
 
     def __post_init__(self) -> None:
         self.floor.promotion(self.promotion_id)  # unknown promotion fails now, not at a pick
@@ -260,8 +278,15 @@ class DrawSession:
                 f"until {end:%H:%M} ({start.tzinfo}); an admin may override with a reason"
             )
         bounds = [start.isoformat(), end.isoformat()]
-        self._emit(cmd, cmd.at, cmd.actor, "session.override", action=action,
-                   reason=override.strip(), window=bounds)  # fmt: skip
+        self._emit(
+            cmd,
+            cmd.at,
+            cmd.actor,
+            "session.override",
+            action=action,
+            reason=override.strip(),
+            window=bounds,
+        )
 
     def open(self, cmd: Command, seed: bytes, override: str | None = None) -> Outcome:
         """Open with a fresh secret seed; publishes only its commitment."""
@@ -290,25 +315,73 @@ class DrawSession:
         return self._run(cmd, ("open",), action)
 
     def draw(self, cmd: Command, kind: PoolKind | str, override: str | None = None) -> Outcome:
-        """Draw the next winner of a pool into its lowest free slot."""
+        """Draw the next winner of a pool into its lowest free slot: `request` then
+        `complete`, which the daemon commits one after the other."""
+        first = self.request(cmd, kind, override)
+        if first.replayed:
+            return first
+        second = self.complete(cmd, kind)
+        both = Outcome(
+            first.records + second.records, second.pick, second.no_eligible, second.replayed
+        )
+        if not second.replayed:  # a retry answers with both halves, as after a restart
+            self._done[cmd.command_id] = _Done(("draw", PoolKind(kind).value), both)
+        return both
+
+    def request(self, cmd: Command, kind: PoolKind | str, override: str | None = None) -> Outcome:
+        """The first half of a draw: the pool it draws from, as `pick.requested`. A pool
+        already requested for this kind is drawn from again (no new record); one of the
+        other kind is abandoned (`pick.abandoned`, which verify reports)."""
+        k = PoolKind(kind).value
+        done = self._done.get(cmd.command_id)
+        if done is not None:
+            return self._run(cmd, ("draw", k), lambda: done.outcome)  # replayed, or a conflict
+        start = len(self.records)
+        self._require(SessionState.OPEN)
+        self._expire(cmd.at)
+        quota = self.rules.quotas.get(PoolKind(k), 0)
+        filled = self._filled(k)
+        free = [s for s in range(1, quota + 1) if s not in filled]
+        if not free:
+            raise SessionError(f"all {quota} {k} winners of this session are drawn")
+        self._in_window(cmd, "drawn", override)  # an override is for a real draw
+        req = self._request
+        if req is not None and req.kind != k:
+            self._emit(
+                cmd,
+                cmd.at,
+                cmd.actor,
+                "pick.abandoned",
+                pick=req.number,
+                kind=req.kind,
+                slot=req.slot,
+                attempt=req.attempt,
+                pool_digest=req.digest,
+                reason=f"a {k} draw was asked for",
+            )
+            self._request = req = None
+        if req is None:
+            slot = free[0]
+            self._request = self._new_request(cmd, k, slot, self._slot_draws.get((k, slot), 0))
+        return Outcome(tuple(self.records[start:]))
+
+    def complete(self, cmd: Command, kind: PoolKind | str) -> Outcome:
+        """The second half of a draw: the winner from the requested pool."""
         k = PoolKind(kind).value
 
         def action() -> Outcome:
             self._require(SessionState.OPEN)
-            self._expire(cmd.at)
-            quota = self.rules.quotas.get(PoolKind(k), 0)
-            filled = self._filled(k)
-            free = [s for s in range(1, quota + 1) if s not in filled]
-            if not free:
-                raise SessionError(f"all {quota} {k} winners of this session are drawn")
-            slot = free[0]
-            attempt = self._slot_draws.get((k, slot), 0)
-            self._in_window(cmd, "drawn", override)  # last: an override is for a real draw
-            return self._draw_into(cmd, k, slot, attempt)
+            req = self._request
+            if req is None or req.kind != k:
+                raise SessionError(f"no {k} draw was requested in session {self.session_id}")
+            if req.candidates is None:
+                raise SessionError("the requested pool is not loaded; try again")
+            self._request = None
+            return self._draw_into(cmd, req)
 
         return self._run(cmd, ("draw", k), action)
 
-    def _draw_into(self, cmd: Command, kind: str, slot: int, attempt: int) -> Outcome:
+    def _new_request(self, cmd: Command, kind: str, slot: int, attempt: int) -> _Request:
         floor = self.floor
         floor.advance(cmd.at)
         pool = floor.pool(self.promotion_id, kind)
@@ -318,8 +391,42 @@ class DrawSession:
         for card, reason in barred.items():
             if card in pool:  # only those the floor would otherwise have offered
                 left_out[reason] = left_out.get(reason, 0) + 1
-        assert self._seed is not None
         number = len(self.picks) + 1
+        self._emit(
+            cmd,
+            cmd.at,
+            cmd.actor,
+            "pick.requested",
+            pick=number,
+            kind=kind,
+            slot=slot,
+            attempt=attempt,
+            pool_size=len(candidates),
+            pool_digest=digest,
+            left_out=left_out,
+            pool=candidates,
+        )
+        return _Request(number, kind, slot, attempt, digest, candidates, left_out)
+
+    def open_request(self) -> tuple[int, str, str] | None:
+        """(pick, kind, pool digest) of the draw requested and not drawn, if any."""
+        r = self._request
+        return None if r is None else (r.number, r.kind, r.digest)
+
+    def load_request_pool(self, cards: Sequence[str]) -> None:
+        """After a restart: the requested pool, read back from the journal by digest."""
+        r = self._request
+        if r is None or pool_digest(list(cards)) != r.digest:
+            raise SessionError("the pool read back does not match the requested digest")
+        r.candidates = PoolSnapshot(list(cards))
+
+    def _draw_into(self, cmd: Command, req: _Request) -> Outcome:
+        floor = self.floor
+        floor.advance(cmd.at)
+        kind, slot, attempt, number = req.kind, req.slot, req.attempt, req.number
+        assert req.candidates is not None
+        candidates, digest, left_out = req.candidates, req.digest, req.left_out
+        assert self._seed is not None
         while candidates:
             index, rejected = pick_index(
                 self._seed, self.session_id, number, attempt, digest, len(candidates)
@@ -592,6 +699,8 @@ class DrawSession:
             s._seed = seed
             s._revealed = s.state == SessionState.CLOSED
         for cid, recs in by_command.items():
+            if recs[-1].type in DRAW_FIRST_HALF:
+                continue  # its draw was never committed: a retry draws from the request
             s._done[cid] = _Done(s._fingerprint(recs), s._outcome(recs))
         return s
 
@@ -600,9 +709,14 @@ class DrawSession:
         records = self.records[:keep]
         opened = any(r.type == "session.opened" for r in records)
         return DrawSession.restore(
-            self.session_id, self.promotion_id, self.floor, self.rules, records,
-            self._seed if opened else None, rehearsal=self.rehearsal,
-        )  # fmt: skip
+            self.session_id,
+            self.promotion_id,
+            self.floor,
+            self.rules,
+            records,
+            self._seed if opened else None,
+            rehearsal=self.rehearsal,
+        )
 
     def _replay(self, rec: Record) -> None:
         d = rec.data
@@ -610,19 +724,45 @@ class DrawSession:
         if t == "session.opened":
             self.state = SessionState.OPEN
             self.commitment = d["commitment"]
+            # what the session opened as, whatever the schedule or a config says later
+            self.rehearsal = bool(d.get("rehearsal", self.rehearsal))
         elif t == "session.closed":
             self.state = SessionState.CLOSED
+            self._request = None
+        elif t == "pick.requested":
+            self._request = _Request(
+                d["pick"],
+                d["kind"],
+                d["slot"],
+                d["attempt"],
+                d["pool_digest"],
+                None,
+                dict(d.get("left_out", {})),
+            )
+            if "pool" in d:
+                self._request.candidates = PoolSnapshot(list(d["pool"]))
+        elif t == "pick.abandoned" or t == "pick.no_eligible":
+            self._request = None
         elif t == "pick.drawn":
+            self._request = None
             loc = d["location"]
             self._add_pick(
                 Pick(
-                    number=d["pick"], kind=d["kind"], slot=d["slot"], attempt=d["attempt"],
-                    card=d["card"], location=Location(**loc),
-                    display_name=d.get("display_name", ""), tier=d["tier"],
-                    drawn_at=rec.at, deadline=datetime.fromisoformat(d["deadline"]),
-                    pool_size=d["pool_size"], pool_digest=d["pool_digest"], index=d["index"],
+                    number=d["pick"],
+                    kind=d["kind"],
+                    slot=d["slot"],
+                    attempt=d["attempt"],
+                    card=d["card"],
+                    location=Location(**loc),
+                    display_name=d.get("display_name", ""),
+                    tier=d["tier"],
+                    drawn_at=rec.at,
+                    deadline=datetime.fromisoformat(d["deadline"]),
+                    pool_size=d["pool_size"],
+                    pool_digest=d["pool_digest"],
+                    index=d["index"],
                 )
-            )  # fmt: skip
+            )
         elif t in _RESOLUTIONS:
             pick = self._pick(d["pick"])
             self._set_state(pick, _RESOLUTIONS[t], rec.at)
@@ -644,8 +784,11 @@ class DrawSession:
         if t in ("pick.drawn", "pick.no_eligible"):
             return ("draw", d["kind"])
         if t == "pick.awarded":
-            return ("award", d["pick"], Prize(d["amount"], PrizeKind(d["prize_kind"]),
-                                              d["envelope"]))  # fmt: skip
+            return (
+                "award",
+                d["pick"],
+                Prize(d["amount"], PrizeKind(d["prize_kind"]), d["envelope"]),
+            )
         if t == "pick.voided":
             return ("void", d["pick"], d["reason"])
         if t == "pick.verified":
@@ -662,6 +805,9 @@ class DrawSession:
             pick = self._pick(last.data["pick"])
         return Outcome(tuple(recs), pick, no_eligible=no_eligible)
 
+
+# records a draw's first half writes; a command whose journal ends with one is unanswered
+DRAW_FIRST_HALF = frozenset({"pick.requested", "pick.abandoned", "session.override"})
 
 _RESOLUTIONS = {
     "pick.verified": PickState.VERIFIED,

@@ -35,16 +35,65 @@ def _as_dicts(records: Iterable[Record | dict[str, Any]]) -> list[dict[str, Any]
     return [r.to_dict() if isinstance(r, Record) else r for r in records]
 
 
+def verify_lifecycle(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
+    """The session's life as a state machine, seed or no seed: nothing before its open
+    but an override, nothing after its close, every pick's steps legal (verified from
+    pending, awarded from verified, a no-show from pending, a void from pending or
+    verified), and the close's summary equal to what precedes it."""
+    recs = _as_dicts(records)
+    bad: list[Mismatch] = []
+    state = "scheduled"
+    picks: dict[int, str] = {}
+    for i, r in enumerate(recs):
+        t, d = r.get("type"), r.get("data", {})
+        n = d.get("pick")
+        if state == "closed":
+            bad.append(Mismatch(i, n, f"{t} after the session's close"))
+            continue
+        if t == "session.opened":
+            if state != "scheduled":
+                bad.append(Mismatch(i, None, "a second session.opened"))
+            state = "open"
+        elif state == "scheduled" and t != "session.override":
+            bad.append(Mismatch(i, n, f"{t} before the session was opened"))
+        elif t == "pick.drawn":
+            if n in picks:
+                bad.append(Mismatch(i, n, f"pick {n} drawn twice"))
+            picks[n] = "pending"
+        elif t in _RESOLVED:
+            now, new = picks.get(n), _RESOLVED[t]
+            if now is None:
+                continue  # named by the recomputation ("never drawn")
+            if now not in _LEGAL_FROM[new]:
+                bad.append(Mismatch(i, n, f"pick {n} is {now}: {t} is no legal step from it"))
+            picks[n] = new
+        elif t == "session.closed":
+            state = "closed"
+            if d.get("picks") != len(picks):
+                bad.append(
+                    Mismatch(
+                        i, None, f"close says {d.get('picks')} picks, the records hold {len(picks)}"
+                    )
+                )
+            counts = {k: sum(1 for v in picks.values() if v == k) for k in _OUTCOMES}
+            said = {k: int(v) for k, v in (d.get("outcomes") or {}).items() if v}
+            if said != {k: v for k, v in counts.items() if v}:
+                bad.append(
+                    Mismatch(i, None, f"close's outcomes {said} differ from the records' {counts}")
+                )
+    return bad
+
+
 def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
     """All mismatches found in one session's records (empty list: the session holds)."""
     recs = _as_dicts(records)
-    bad: list[Mismatch] = []
+    bad: list[Mismatch] = verify_lifecycle(recs)
     opened = [(i, r) for i, r in enumerate(recs) if r["type"] == "session.opened"]
     closed = [(i, r) for i, r in enumerate(recs) if r["type"] == "session.closed"]
     if len(opened) != 1:
         return [Mismatch(0, None, f"expected one session.opened record, found {len(opened)}")]
     if len(closed) != 1:
-        return [Mismatch(len(recs), None, "session is not closed: its seed is not revealed")]
+        return [*bad, Mismatch(len(recs), None, "session is not closed: its seed is not revealed")]
     o = opened[0][1]["data"]
     ci, c = closed[0]
     try:
@@ -60,12 +109,18 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
     exclude_voided = bool(o.get("exclude_voided", True))
     session_id = recs[0]["session_id"]
 
+    # pick -> the digest of the pool its pick.requested made durable (journals written
+    # before requests existed have none, and are checked without)
+    requests: dict[int, str] | None = (
+        {} if any(r["type"] == "pick.requested" for r in recs) else None
+    )
     states: dict[int, tuple[str, str, str, int]] = {}  # pick -> (card, kind, state, slot)
     # pick -> (card, pool digest) of each failed re-check before the pick's outcome
     failed: dict[int, list[tuple[str, str]]] = {}
     expected_pick = 1
     for i, r in enumerate(recs):
         try:
+            _check_request(i, r, bad, requests, failed)
             expected_pick = _check_record(
                 i,
                 r,
@@ -83,6 +138,33 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
             pick = r.get("data", {}).get("pick") if isinstance(r, dict) else None
             bad.append(Mismatch(i, pick, f"malformed {r.get('type')!r} record: {e!r}"))
     return bad
+
+
+def _check_request(
+    i: int,
+    r: dict[str, Any],
+    bad: list[Mismatch],
+    requests: dict[int, str] | None,
+    failed: dict[int, list[tuple[str, str]]],
+) -> None:
+    """A draw's winner comes from the pool its request made durable: the first try's
+    pool (the final one with every failed re-check put back) has the requested digest."""
+    if requests is None:
+        return
+    t, d = r["type"], r["data"]
+    if t == "pick.requested":
+        requests[int(d["pick"])] = d["pool_digest"]
+    elif t == "pick.abandoned":
+        requests.pop(int(d["pick"]), None)
+    elif t in ("pick.drawn", "pick.no_eligible"):
+        n = int(d["pick"])
+        wanted = requests.pop(n, None)
+        pool = list(d.get("pool", [])) if t == "pick.drawn" else []
+        first = sorted(set(pool) | {card for card, _ in failed.get(n, [])})
+        if wanted is None:
+            bad.append(Mismatch(i, n, f"{t} without a pick.requested before it"))
+        elif pool_digest(first) != wanted:
+            bad.append(Mismatch(i, n, "drawn from a pool other than the one requested"))
 
 
 def _check_record(
@@ -144,6 +226,13 @@ _RESOLVED = {
     "pick.no_show": "no_show",
     "pick.voided": "void",
 }
+_LEGAL_FROM = {
+    "verified": ("pending",),
+    "awarded": ("verified",),
+    "no_show": ("pending",),
+    "void": ("pending", "verified"),
+}
+_OUTCOMES = ("pending", "verified", "awarded", "no_show", "void")
 
 
 def _barred(

@@ -6,6 +6,7 @@ history and all; `raps verify` lists each change with who and why."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -80,6 +81,22 @@ def restart(d: Daemon) -> Daemon:
     return d
 
 
+def open_calendar(page: Page, url: str, user: str, secret: str, starts: datetime) -> None:
+    """Sign in if asked to, on /calendar, and show the month of `starts` (with the month
+    buttons: a second navigation to the same page while it loads would abort the first)."""
+    page.goto(f"{url}/calendar")
+    if "/login" in page.url:
+        page.fill("#user", user)
+        page.fill("#secret", secret)
+        page.click("#submit")
+    expect(page).to_have_url(re.compile(r"/calendar$"))
+    expect(page.locator("#updated")).to_contain_text("Updated")
+    today = datetime.now(TZ)
+    if (starts.year, starts.month) != (today.year, today.month):
+        page.click("#next")
+    expect(page.locator("#month-name")).to_have_text(f"{starts:%B %Y}")
+
+
 def item(page: Page) -> object:
     return page.locator(f'.item[data-id="{SID}"]')
 
@@ -103,14 +120,12 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
     d = calendar_daemon
     starts = (datetime.now(TZ) + timedelta(hours=2)).replace(second=0, microsecond=0)
     ends = starts + timedelta(hours=1)
-    month = f"#month={starts:%Y-%m}"
     errors: list[str] = []
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     try:
         mk = context.new_page()
         mk.on("pageerror", lambda e: errors.append(str(e)))
-        sign_in(mk, d.url, "/calendar", MARKETING, PIN)
-        mk.goto(f"{d.url}/calendar{month}")
+        open_calendar(mk, d.url, MARKETING, PIN, starts)
         expect(mk.locator("#new-session")).to_be_visible()
 
         fill_new_session(mk, starts, starts - timedelta(hours=1), "extra session for the launch")
@@ -131,8 +146,7 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
 
         ad = context.browser.new_context(viewport={"width": 1280, "height": 900}).new_page()  # type: ignore[union-attr]
         ad.on("pageerror", lambda e: errors.append(str(e)))
-        sign_in(ad, d.url, "/calendar", ADMIN, ADMIN_PW)
-        ad.goto(f"{d.url}/calendar{month}")
+        open_calendar(ad, d.url, ADMIN, ADMIN_PW, starts)
         item(ad).click()  # type: ignore[attr-defined]
         ad.click("#d-actions >> text=Approve")
         ad.fill("#f-reason", "approved: within the promotion's rules")
@@ -144,12 +158,7 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         restart(d)
         page = context.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{d.url}/calendar{month}")
-        if "/login" in page.url:
-            page.fill("#user", MARKETING)
-            page.fill("#secret", PIN)
-            page.click("#submit")
-            page.goto(f"{d.url}/calendar{month}")
+        open_calendar(page, d.url, MARKETING, PIN, starts)
         expect(item(page)).to_be_visible()  # type: ignore[arg-type]
         expect(item(page)).not_to_contain_text("PROPOSED")  # type: ignore[arg-type]
         item(page).click()  # type: ignore[attr-defined]

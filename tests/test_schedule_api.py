@@ -258,7 +258,7 @@ async def test_export_and_import_as_toml_journal_who_and_why(env: Env, tmp_path:
         read_document(path)
 
 
-def test_a_config_whose_calendar_or_session_cannot_be_names_the_key(tmp_path: Path) -> None:
+async def test_a_config_whose_calendar_or_session_cannot_be_names_the_key(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'x.db'}"
     bad = CALENDAR.replace('end = "19:00"', 'end = "17:00"')
     with pytest.raises(ConfigError) as e:

@@ -181,7 +181,7 @@ async def test_a_pick_shows_a_masked_card_where_to_walk_and_the_deadline(env: En
     deadline = datetime.fromisoformat(pick["deadline"])
     assert deadline == env.clock.now + timedelta(seconds=CLAIM_SECONDS)
     assert pick["state"] == "pending" and pick["pool_size"] == len(SEATS)
-    assert body["journal_head"]["seq"] == 3  # the schedule's seeding, the open, the pick
+    assert body["journal_head"]["seq"] == 4  # the schedule's seeding, the open, the pool, the pick
     # nothing any screen reads carries the full number
     assert_no_full_card(r.text)
     for path in (f"/api/sessions/{SESSION}", "/api/sessions", "/api/journal/head"):

@@ -113,7 +113,7 @@ def test_past_its_window_only_an_admin_opens_a_live_session_with_a_reason(
     )
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
-    at = lines.index(f"session {PAST}: not closed yet; seed unrevealed, chain checked only")
+    at = lines.index(f"session {PAST}: not closed yet; seed unrevealed, its steps checked only")
     assert re.match(
         r"  EXCEPTION: opened at .* outside its window .* by ada \(admin\): ", lines[at + 1]
     )

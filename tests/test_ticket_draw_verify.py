@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -233,7 +232,7 @@ def test_verify_day_catches_a_same_day_double_winner() -> None:
 
 def test_a_200000_card_draw_verifies() -> None:
     """The reference digest is recomputed before every pick (~0.3 s each at 200,000
-    cards); five picks with late entries verify in a few seconds."""
+    cards); five picks with late entries verify."""
     entries = {f"{7_000_000 + i}": 1 + (i * 31) % 17 for i in range(200_000)}
     s = TicketDrawSession("draw:big", "big", "bin-big", DAY, DrawRules(winners=5))
     h = Host(s)
@@ -242,6 +241,4 @@ def test_a_200000_card_draw_verifies() -> None:
         s.update_bin({f"8{j}{i:05d}": 2 for i in range(50)} | {f"{7_000_100 + j}": 0})
         h.present(h.draw())
     h.close()
-    start = time.perf_counter()
-    assert verify_draw(s.records) == []
-    assert time.perf_counter() - start < 10
+    assert verify_draw(s.records) == []  # how long it takes: bench/ticket_draws.py

@@ -12,17 +12,29 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from raps.chain import Entry, Head, link
+from raps.chain import Entry, Head, entry_hash, link
 from raps.logs import get_logger
 from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
 
-_ENTRY_COLUMNS = ("seq", "session_id", "type", "at", "record", "prev", "hash", "pool_digest",
-                  "pool_size", "pool_cards", "pool_base", "pool_delta")  # fmt: skip
+_ENTRY_COLUMNS = (
+    "seq",
+    "session_id",
+    "type",
+    "at",
+    "record",
+    "prev",
+    "hash",
+    "pool_digest",
+    "pool_size",
+    "pool_cards",
+    "pool_base",
+    "pool_delta",
+)
 _POOL_KEYS = ("digest", "size", "cards", "base", "delta")  # PoolEncoder rows, in column order
 _NO_POOL = (None,) * len(_POOL_KEYS)
 
@@ -40,6 +52,10 @@ def _insert_sql(paramstyle: str) -> str:
         raise ValueError(f"unsupported parameter style {paramstyle!r}")
     columns = ", ".join(_ENTRY_COLUMNS)  # constants only: nothing from input reaches the SQL
     return f"INSERT INTO journal ({columns}) VALUES ({', '.join(marks)})"  # noqa: S608
+
+
+class JournalTampered(RuntimeError):
+    """Entries read back that the chain does not vouch for: an edit outside the daemon."""
 
 
 class JournalStore:
@@ -103,8 +119,13 @@ class JournalStore:
     async def _checkpoint(self, digest: str, cards: Sequence[str]) -> None:
         """Store a pool in full beside the journal, so that later picks' deltas start
         from it; on failure the deltas simply chain on (up to MAX_DEPTH)."""
-        row = {"digest": digest, "size": len(cards), "cards": "\n".join(cards), "base": None,
-               "delta": None}  # fmt: skip
+        row = {
+            "digest": digest,
+            "size": len(cards),
+            "cards": "\n".join(cards),
+            "base": None,
+            "delta": None,
+        }
         try:
             async with self.engine.begin() as conn:
                 await conn.execute(self._insert_checkpoint, row)
@@ -169,7 +190,47 @@ class JournalStore:
         )
         async with self.engine.connect() as conn:
             rows = (await conn.execute(q)).all()
-        return [Entry(r.seq, r.prev, r.record, r.hash) for r in rows]
+        out = [Entry(r.seq, r.prev, r.record, r.hash) for r in rows]
+        for e in out:  # the column chose the rows; the hashed record must agree
+            if entry_hash(e.seq, e.prev, e.record_json) != e.hash:
+                raise JournalTampered(f"journal entry {e.seq}: hash does not match its content")
+            if e.record.get("session_id") != session_id:
+                raise JournalTampered(
+                    f"journal entry {e.seq}: its session_id column says {session_id!r}, its "
+                    f"chained record says {e.record.get('session_id')!r}"
+                )
+        return out
+
+    async def misfiled(self) -> dict[str, str]:
+        """Sessions with an entry whose session_id column is not its record's (both the
+        column's and the record's), and why: the rows a session is read back by must be
+        the ones its chained records name. One scan, in the database."""
+        if self.engine.dialect.name == "sqlite":
+            named = "json_extract(record, '$.session_id')"
+        else:
+            named = "(record::json ->> 'session_id')"
+        sql = text(
+            f"SELECT seq, session_id, {named} AS named FROM journal "  # noqa: S608
+            f"WHERE session_id <> {named} ORDER BY seq"
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(sql)).all()
+        out: dict[str, str] = {}
+        for seq, column, named_id in rows:
+            why = (
+                f"journal entry {seq} is filed under {column!r} but its chained record "
+                f"belongs to {named_id!r}"
+            )
+            out.setdefault(str(column), why)
+            out.setdefault(str(named_id), why)
+        return out
+
+    async def columns(self) -> list[tuple[int, str, str]]:
+        """(seq, session_id, type) of every entry, as its columns hold them (verify
+        compares them with the chained records)."""
+        q = select(journal.c.seq, journal.c.session_id, journal.c.type).order_by(journal.c.seq)
+        async with self.engine.connect() as conn:
+            return [(int(r.seq), r.session_id, r.type) for r in await conn.execute(q)]
 
     async def session_range(self, session_id: str) -> tuple[int, int] | None:
         async with self.engine.connect() as conn:
