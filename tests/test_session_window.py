@@ -113,7 +113,12 @@ async def test_an_admin_overrides_with_a_reason_journaled_and_verify_shows_it(en
     r = await env.post(LIVE, "draw", role="admin", kind="slots", override_reason=reason)
     assert r.status_code == 200 and r.json()["pick"] is not None, r.text
     records = [e.record for e in await env.service.journal.session_entries(LIVE)]
-    assert [x["type"] for x in records] == ["session.opened", "session.override", "pick.requested", "pick.drawn"]
+    assert [x["type"] for x in records] == [
+        "session.opened",
+        "session.override",
+        "pick.requested",
+        "pick.drawn",
+    ]
     override = records[1]
     assert override["data"]["reason"] == reason and override["data"]["action"] == "drawn"
     assert override["actor"] == {"user": "ada", "role": "admin"}
