@@ -29,6 +29,10 @@ from raps.seal import SeedSealer, load_key
 from selector.fairness import commitment as commit_to
 from selector.session import DRAW_FIRST_HALF
 
+# raps verify's exit codes for a journal that verifies (3: with anomalies, such as a
+# staff no-show before the claim window ran out, which the soak's handheld makes)
+VALID = (0, 3)
+
 
 class RecoveryChecks(Handheld):
     """Every invariant checked while the daemon is down and after it restarts."""
@@ -384,7 +388,7 @@ class RecoveryChecks(Handheld):
         )
         self.check(
             "raps verify DB_URL passes",
-            done.returncode == 0 and "RESULT: OK" in done.stdout
+            done.returncode in VALID and "RESULT: OK" in done.stdout
             and f"session {sid}: OK" in done.stdout,
             f"exit {done.returncode}\n{done.stdout}{done.stderr}",
         )  # fmt: skip
@@ -404,10 +408,11 @@ class RecoveryChecks(Handheld):
         )
         self.check(
             "raps verify EXPORT --head SEQ:HASH passes",
-            done.returncode == 0 and "RESULT: OK" in done.stdout,
+            done.returncode in VALID and "RESULT: OK" in done.stdout,
             f"exit {done.returncode}\n{done.stdout}{done.stderr}",
         )
-        records = [json.loads(line)["record"] for line in export.read_text().splitlines()]
+        lines = export.read_text().splitlines()[1:]  # after the header naming the session
+        records = [json.loads(line)["record"] for line in lines]
         self.winners.update(r["data"]["card"] for r in records if r["type"] == "pick.drawn")
         self.check_logs()
 

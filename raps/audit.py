@@ -20,7 +20,7 @@ from typing import Any
 
 from raps.chain import Entry, Head, canonical_json, chained_record, check_chain
 from raps.store.database import open_engine
-from raps.store.journal import JournalStore, export_lines, with_pools
+from raps.store.journal import JournalStore, session_export, with_pools
 from raps.tickets.desk import STREAM_PREFIX
 from raps.tickets.stage import DRAW_PREFIX, PRIZE_STREAM
 from selector.anomalies import session_report
@@ -462,18 +462,12 @@ async def read_columns(url: str) -> list[tuple[int, str, str]]:
 
 
 async def export_session(url: str, session_id: str) -> list[str]:
-    """The session's contiguous range of the chain, as export lines."""
+    """The session's export lines (raps.store.journal.session_export)."""
     engine = open_engine(url)
     try:
-        store = JournalStore(engine)
-        span = await store.session_range(session_id)
-        if span is None:
-            raise KeyError(session_id)
-        entries = await store.entries(*span)
-        header = json.dumps(
-            {"export": {"session_id": session_id, "first": span[0], "last": span[1]}},
-            separators=(",", ":"),
-        )
-        return [header, *export_lines(entries, await with_pools(store, entries))]
+        lines = await session_export(JournalStore(engine), session_id)
     finally:
         await engine.dispose()
+    if lines is None:
+        raise KeyError(session_id)
+    return lines

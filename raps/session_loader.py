@@ -43,7 +43,8 @@ class SessionLoader:
         self, plans: Iterable[SessionPlan]
     ) -> tuple[dict[str, DrawSession], dict[str, str]]:
         """The sessions that may run, and those refused with why."""
-        misfiled = await self.journal.misfiled()
+        plans = list(plans)
+        misfiled = await self.journal.misfiled(p.session_id for p in plans)
         sessions: dict[str, DrawSession] = {}
         refused: dict[str, str] = {}
         for plan in plans:

@@ -43,7 +43,7 @@ from raps.schedule_routes import register_schedule_routes
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
 from raps.session_views import pick_view
 from raps.stage_routes import register_stage_routes
-from raps.store.journal import export_lines, with_pools
+from raps.store.journal import session_export
 from raps.ticket_routes import register_ticket_routes
 from raps.web_context import TokenUsers, WebContext
 from selector.records import Actor
@@ -295,11 +295,9 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     )
     async def export(session_id: str, _a: Auditor) -> Response:
         service.session(session_id)
-        span = await service.journal.session_range(session_id)
-        if span is None:
+        lines = await session_export(service.journal, session_id)
+        if lines is None:
             return Response("", media_type="application/x-ndjson")
-        entries = await service.journal.entries(*span)
-        lines = export_lines(entries, await with_pools(service.journal, entries))
         return Response("\n".join(lines) + "\n", media_type="application/x-ndjson")
 
     def answer(result: CommandResult) -> dict[str, Any]:

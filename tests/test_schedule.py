@@ -375,3 +375,15 @@ def test_replaying_the_records_gives_the_same_schedule(
         for b in live:
             if a is not b and a.ends and b.ends:
                 assert not (a.starts < b.ends and b.starts < a.ends)
+
+
+def test_a_database_from_before_the_schedule_seeds_its_sessions_that_already_ran() -> None:
+    """An older database holds sessions' journals but no schedule: the config's sessions
+    are seeded even though their ids are taken by their own journal streams."""
+    cfg = load_config(SEEDS.parent / "raps.example.toml")
+    s = Schedule(cfg.schedule_facts())
+    ran = cfg.sessions[0].id
+    records = cfg.seed_schedule(s, datetime(2026, 4, 1, tzinfo=TZ), taken={ran})
+    assert ran in s.sessions and any(
+        r.data.get("session", {}).get("session_id") == ran for r in records
+    )

@@ -355,7 +355,8 @@ async def test_close_reveals_the_seed_and_the_export_verifies(env: Env, tmp_path
     assert report.ok, report.lines()
     assert report.sessions == {SESSION: []} and report.picks == 3
     assert records[-1]["data"]["seed"] == s["seed"]
-    lines = [json.loads(x) for x in r.text.splitlines()]
+    header, *lines = [json.loads(x) for x in r.text.splitlines()]
+    assert header["export"]["session_id"] == SESSION
     # the session's own entries, contiguous, after the schedule's seeding (entry 1)
     assert [x["seq"] for x in lines] == list(range(2, len(lines) + 2))
     r = await env.client.get(f"/api/sessions/{SESSION}/export", headers=auth("admin"))

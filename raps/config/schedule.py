@@ -74,12 +74,9 @@ def seed(
         if s.id in schedule.sessions:
             continue
         try:
+            # no `taken`: a session of an older database has its journal already
             out += schedule.add(
-                command(f"seed:session:{s.id}"),
-                session_plan(s, tz),
-                reason,
-                require_window=False,
-                taken=blocked,
+                command(f"seed:session:{s.id}"), session_plan(s, tz), reason, require_window=False
             )
         except ScheduleError as e:
             key = _SESSION_KEYS.get(e.key, e.key)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from raps.chain import Entry, Head, entry_hash, link
@@ -201,29 +202,50 @@ class JournalStore:
                 )
         return out
 
-    async def misfiled(self) -> dict[str, str]:
-        """Sessions with an entry whose session_id column is not its record's (both the
-        column's and the record's), and why: the rows a session is read back by must be
-        the ones its chained records name. One scan, in the database."""
+    def named_session(self) -> str:
+        """SQL for the session a row's chained record names (migration 0006 indexes it)."""
         if self.engine.dialect.name == "sqlite":
-            named = "json_extract(record, '$.session_id')"
-        else:
-            named = "(record::json ->> 'session_id')"
-        sql = text(
-            f"SELECT seq, session_id, {named} AS named FROM journal "  # noqa: S608
-            f"WHERE session_id <> {named} ORDER BY seq"
+            return "json_extract(record, '$.session_id')"
+        return "((record::json) ->> 'session_id')"
+
+    async def misfiled(self, session_ids: Iterable[str]) -> dict[str, str]:
+        """Of these sessions, those with a row filed under another session's id or another
+        session's row filed under theirs, and why: the rows a session is read back by must
+        be the ones its chained records name. Indexed lookups, one pair per session."""
+        named = self.named_session()
+        theirs = text(
+            f"SELECT seq, session_id FROM journal WHERE {named} = :sid "  # noqa: S608
+            "AND session_id <> :sid ORDER BY seq LIMIT 1"
         )
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(sql)).all()
+        moved_in = text(
+            f"SELECT seq, {named} FROM journal WHERE session_id = :sid "  # noqa: S608
+            f"AND {named} <> :sid ORDER BY seq LIMIT 1"
+        )
         out: dict[str, str] = {}
-        for seq, column, named_id in rows:
-            why = (
-                f"journal entry {seq} is filed under {column!r} but its chained record "
-                f"belongs to {named_id!r}"
-            )
-            out.setdefault(str(column), why)
-            out.setdefault(str(named_id), why)
+        for sid in session_ids:
+            try:
+                found = await self._misfiled_one(theirs, moved_in, sid)
+            except DBAPIError as e:  # a row that is no JSON at all (its index gone too)
+                found = f"the journal cannot be read as records ({type(e.orig).__name__})"
+            if found is not None:
+                out[sid] = found
         return out
+
+    async def _misfiled_one(self, theirs: Any, moved_in: Any, sid: str) -> str | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(theirs, {"sid": sid})).first()
+            if row is not None:
+                return (
+                    f"journal entry {row[0]} is filed under {row[1]!r} but its "
+                    f"chained record belongs to {sid!r}"
+                )
+            row = (await conn.execute(moved_in, {"sid": sid})).first()
+        if row is not None:
+            return (
+                f"journal entry {row[0]} is filed under {sid!r} but its "
+                f"chained record belongs to {row[1]!r}"
+            )
+        return None
 
     async def columns(self) -> list[tuple[int, str, str]]:
         """(seq, session_id, type) of every entry, as its columns hold them (verify
@@ -328,4 +350,19 @@ def export_lines(entries: Sequence[Entry], records: Sequence[dict[str, Any]]) ->
             ensure_ascii=False,
         )
         for e, r in zip(entries, records, strict=True)
+    ]
+
+
+async def session_export(store: JournalStore, session_id: str) -> list[str] | None:
+    """A session's export: a header naming it, then its contiguous range of the chain
+    (other streams' entries between its first and last included, the chain needs them),
+    pools inline; None for a session with no entries."""
+    span = await store.session_range(session_id)
+    if span is None:
+        return None
+    entries = await store.entries(*span)
+    header = {"export": {"session_id": session_id, "first": span[0], "last": span[1]}}
+    return [
+        json.dumps(header, separators=(",", ":")),
+        *export_lines(entries, await with_pools(store, entries)),
     ]
