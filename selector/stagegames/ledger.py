@@ -1,0 +1,297 @@
+"""One ledger of every stage prize, and the digit safe's progressive derived from it.
+
+Why derived: the safe's value is never a stored number that a restart or a kill -9 could
+change; it is the fold of the ledger's records,
+
+    value = sum(stage.safe_base) + sum(stage.safe_draw increments) - sum(safe and vault
+            share payouts),
+
+so replaying the journal always gives the same value, and it is never negative (a payout
+is exactly the value at that moment, never more).
+
+Which draws grow the safe (000 rule 126, "increase by R20,000 per cash draw if not won"):
+the safe is played only at the Saturday 21:00 cash draw (rules 123-126), so a *cash
+draw* here is a Saturday 21:00 cash draw that offered the safe. Each such draw adds one
+increment (R20,000) when it closes without the safe being cracked
+(`safe_draw_closed(draw_id, cracked=False)`), once per draw id; a draw that cracked it
+adds none. Wednesday, Thursday, 15:00, 19:00, car draws and the 21:30 vault share never
+count. The safe's first value is the base (R100,000); after a crack it starts again at
+the base (`reset_on_crack`). On 20 Dec 21:30, if it was never cracked, the vault is
+shared among 5 winners (rules 135-138): equal shares in cents, any remainder one cent
+each to the earliest positions; the value is then 0 and the safe is closed.
+
+Win once per promotional day (rules 74, 127, 139): a card's prizes on one day all come
+from one draw; a car (the prize of a spot already won) is the only exception.
+
+Records (stream `stage-prizes`): `stage.prize` (an entry), `stage.safe_base`,
+`stage.safe_draw`, `stage.vault_shared`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, TypeVar
+
+from selector.records import Record
+from selector.session import Command, CommandConflict
+from selector.stagegames.game import Award, PrizeKind, StageError, amount, cards_in_order
+
+STREAM = "stage-prizes"
+PRIZE = "stage.prize"
+SAFE_BASE = "stage.safe_base"
+SAFE_DRAW = "stage.safe_draw"
+VAULT_SHARED = "stage.vault_shared"
+T = TypeVar("T")
+PAYOUTS = (PrizeKind.SAFE, PrizeKind.VAULT_SHARE)
+
+
+class WonToday(StageError):
+    """The card has already won a prize at another draw of the promotional day."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveRules:
+    base: int = 10_000_000  # R100,000.00
+    increment: int = 2_000_000  # R20,000.00
+    reset_on_crack: bool = True
+    vault_winners: int = 5
+
+    def __post_init__(self) -> None:
+        amount("base", self.base)
+        amount("increment", self.increment)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    entry: int
+    day: date
+    award: Award
+
+
+class PrizeLedger:
+    def __init__(self, rules: ProgressiveRules | None = None) -> None:
+        self.rules = rules or ProgressiveRules()
+        self.records: list[Record] = []
+        self.entries: list[Entry] = []
+        self.bases = 0
+        self.increments = 0
+        self.payouts = 0
+        self.started = False
+        self.cracks = 0
+        self.shared = False
+        self._safe_draws: dict[str, bool] = {}  # draw id -> cracked
+        self._by_key: dict[tuple[str, int, str, str], Entry] = {}
+        self._done: dict[str, tuple[tuple[Any, ...], Any]] = {}
+
+    # -- reading ----------------------------------------------------------------------
+
+    @property
+    def safe_value(self) -> int:
+        return self.bases + self.increments - self.payouts
+
+    def winners_on(self, day: date) -> dict[str, str]:
+        """Cards that won on the day, with the draw: the bars of the day's next draws."""
+        return {e.award.card: e.award.draw_id for e in self.entries if e.day == day}
+
+    def totals_by_kind(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.entries:
+            out[e.award.kind.value] = out.get(e.award.kind.value, 0) + e.award.amount
+        return out
+
+    def safe_history(self) -> list[tuple[str, str, int, int]]:
+        """(record type, draw or reason, change, value after), for reports and the screen."""
+        out, value = [], 0
+        for r in self.records:
+            d = r.data
+            if r.type == SAFE_BASE:
+                change, what = d["amount"], d["reason"]
+            elif r.type == SAFE_DRAW:
+                change, what = d["increment"], d["draw_id"]
+            elif r.type == VAULT_SHARED:
+                change, what = -d["value"], d["draw_id"]
+            elif d["kind"] == PrizeKind.SAFE.value:
+                change, what = -d["amount"], d["draw_id"]
+            else:
+                continue
+            value += change
+            out.append((r.type, what, change, value))
+        return out
+
+    # -- commands ---------------------------------------------------------------------
+
+    def start(self, cmd: Command) -> Record:
+        """The safe opens at its base value, once, before any draw."""
+
+        def run() -> Record:
+            if self.started:
+                raise StageError("the safe has already started")
+            self.started = True
+            return self._base(cmd, "start")
+
+        return self._once(cmd, ("start",), run)
+
+    def post(self, cmd: Command, award: Award, day: date) -> Entry:
+        """Record one prize; the same award posted again returns the first entry."""
+
+        def run() -> Entry:
+            key = (award.draw_id, award.position, award.kind.value, award.ref)
+            if key in self._by_key:
+                return self._by_key[key]
+            amount("prize", award.amount)
+            if award.kind is PrizeKind.VAULT_SHARE:
+                raise StageError("vault shares are paid by share_vault only")
+            self._check_day(award, day)
+            if award.kind is PrizeKind.SAFE:
+                self._check_safe_open()
+                if award.amount != self.safe_value:
+                    raise StageError(
+                        f"the safe holds {self.safe_value}, not the {award.amount} claimed"
+                    )
+                if award.draw_id in self._safe_draws:
+                    raise StageError(f"draw {award.draw_id} has already closed its safe")
+            entry = self._entry(cmd, award, day)
+            if award.kind is PrizeKind.SAFE:
+                self.cracks += 1
+                if self.rules.reset_on_crack:
+                    self._base(cmd, "reset after crack")
+            return entry
+
+        return self._once(cmd, ("post", award, day), run)
+
+    def safe_draw_closed(self, cmd: Command, draw_id: str, cracked: bool) -> Record:
+        """A 21:00 cash draw that offered the safe is over: +increment unless cracked."""
+
+        def run() -> Record:
+            self._check_safe_open()
+            if draw_id in self._safe_draws:
+                raise StageError(f"draw {draw_id} has already closed its safe")
+            paid = any(
+                e.award.draw_id == draw_id and e.award.kind is PrizeKind.SAFE for e in self.entries
+            )
+            if paid != cracked:
+                raise StageError(f"draw {draw_id}: cracked={cracked} but the ledger says {paid}")
+            self._safe_draws[draw_id] = cracked
+            inc = 0 if cracked else self.rules.increment
+            self.increments += inc
+            data = {"draw_id": draw_id, "cracked": cracked, "increment": inc}
+            return self._emit(cmd, SAFE_DRAW, data)
+
+        return self._once(cmd, ("safe_draw", draw_id, cracked), run)
+
+    def share_vault(
+        self, cmd: Command, draw_id: str, day: date, winners: Sequence[str]
+    ) -> list[Entry]:
+        """20 Dec 21:30: an uncracked vault shared among the drawn winners (rules 135-138)."""
+
+        def run() -> list[Entry]:
+            self._check_safe_open()
+            if self.cracks:
+                raise StageError("the safe was cracked: there is no vault share (rule 135)")
+            cards = cards_in_order(list(winners))
+            if len(cards) != self.rules.vault_winners:
+                raise StageError(f"the vault is shared among {self.rules.vault_winners} winners")
+            value = self.safe_value
+            each, rest = divmod(value, len(cards))
+            shares = [each + (1 if i < rest else 0) for i in range(len(cards))]
+            awards = [
+                Award(draw_id, i + 1, c, shares[i], PrizeKind.VAULT_SHARE, f"vault:{draw_id}")
+                for i, c in enumerate(cards)
+            ]
+            for a in awards:
+                self._check_day(a, day)
+            self.shared = True
+            data = {"draw_id": draw_id, "day": day.isoformat(), "value": value,
+                    "shares": [a.to_dict() for a in awards]}  # fmt: skip
+            self._emit(cmd, VAULT_SHARED, data)
+            return [self._add(a, day) for a in awards]
+
+        return self._once(cmd, ("share", draw_id, day, tuple(winners)), run)
+
+    # -- replay -----------------------------------------------------------------------
+
+    @classmethod
+    def replay(
+        cls, records: Iterable[Record], rules: ProgressiveRules | None = None
+    ) -> PrizeLedger:
+        """Rebuild by re-issuing every command; refuses a record the rules could not make."""
+        out = cls(rules)
+        todo = list(records)
+        i = 0
+        while i < len(todo):
+            before = len(out.records)
+            out._reissue(i, todo[i])
+            made = out.records[before:]
+            if not made:
+                raise StageError(f"record {i}: repeats an earlier record")
+            for k, m in enumerate(made):
+                if i + k >= len(todo) or m.to_dict() != todo[i + k].to_dict():
+                    raise StageError(f"record {i + k}: does not follow from the records before")
+            i += len(made)
+        return out
+
+    def _reissue(self, i: int, rec: Record) -> None:
+        cmd = Command(f"replay:{i}", rec.actor, rec.at)
+        d = rec.data
+        if rec.type == SAFE_BASE:
+            self.start(cmd)
+        elif rec.type == PRIZE:
+            self.post(cmd, Award.from_dict(d), date.fromisoformat(d["day"]))
+        elif rec.type == SAFE_DRAW:
+            self.safe_draw_closed(cmd, d["draw_id"], d["cracked"])
+        elif rec.type == VAULT_SHARED:
+            cards = [s["card"] for s in d["shares"]]
+            self.share_vault(cmd, d["draw_id"], date.fromisoformat(d["day"]), cards)
+        else:
+            raise StageError(f"record {i}: {rec.type!r} is not a ledger record")
+
+    # -- inside -----------------------------------------------------------------------
+
+    def _check_safe_open(self) -> None:
+        if not self.started:
+            raise StageError("the safe has not started")
+        if self.shared:
+            raise StageError("the vault has been shared: the safe is closed")
+
+    def _check_day(self, award: Award, day: date) -> None:
+        if award.kind is PrizeKind.CAR:
+            return  # the car is the prize of a spot already won
+        for e in self.entries:
+            same = e.day == day and e.award.card == award.card
+            if same and e.award.kind is not PrizeKind.CAR and e.award.draw_id != award.draw_id:
+                raise WonToday(f"{award.card} already won at {e.award.draw_id} on {day} (rule 74)")
+
+    def _base(self, cmd: Command, reason: str) -> Record:
+        self.bases += self.rules.base
+        return self._emit(cmd, SAFE_BASE, {"amount": self.rules.base, "reason": reason})
+
+    def _entry(self, cmd: Command, award: Award, day: date) -> Entry:
+        data = {**award.to_dict(), "day": day.isoformat(), "entry": len(self.entries) + 1}
+        self._emit(cmd, PRIZE, data)
+        return self._add(award, day)
+
+    def _add(self, award: Award, day: date) -> Entry:
+        entry = Entry(len(self.entries) + 1, day, award)
+        self.entries.append(entry)
+        self._by_key[(award.draw_id, award.position, award.kind.value, award.ref)] = entry
+        if award.kind in PAYOUTS:
+            self.payouts += award.amount
+        return entry
+
+    def _emit(self, cmd: Command, type_: str, data: dict[str, Any]) -> Record:
+        rec = Record(type_, STREAM, cmd.at, cmd.actor, data)
+        self.records.append(rec)
+        return rec
+
+    def _once(self, cmd: Command, fingerprint: tuple[Any, ...], run: Callable[[], T]) -> T:
+        prev = self._done.get(cmd.command_id)
+        if prev is not None:
+            if prev[0] != fingerprint:
+                raise CommandConflict(f"command id {cmd.command_id!r} was used for another command")
+            out: T = prev[1]
+            return out
+        result = run()
+        self._done[cmd.command_id] = (fingerprint, result)
+        return result
