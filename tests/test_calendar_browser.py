@@ -153,6 +153,38 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         ad.click("#f-submit")
         expect(ad.locator("#toast")).to_contain_text("Approved")
         expect(item(ad)).not_to_contain_text("PROPOSED")  # type: ignore[arg-type]
+
+        # the promotion's period and calendar, set on the page: a session per occurrence
+        week = (starts + timedelta(days=7)).date()
+        ad.click('.promo[data-promotion="raps-test"] >> text=Period and calendar')
+        ad.fill("#f-first", f"{starts.date() - timedelta(days=1)}")
+        ad.fill("#f-last", f"{week + timedelta(days=7)}")
+        ad.fill(
+            "#f-calendar",
+            json.dumps(
+                {
+                    "dated": [{"dates": [f"{week}"], "times": ["18:00"]}],
+                    "windows": {"raps": {"start": "at", "end": "17:00"}},
+                }
+            ),
+        )
+        ad.fill("#f-calendar_sessions", json.dumps({"window": "raps", "slots": 2, "tables": 1}))
+        ad.fill("#f-reason", "the Saturday after next, as marketing asked")
+        ad.click("#f-submit")
+        expect(ad.locator("#d-error")).to_contain_text("ends (17:00) before it starts")
+        ad.fill(
+            "#f-calendar",
+            json.dumps(
+                {
+                    "dated": [{"dates": [f"{week}"], "times": ["18:00"]}],
+                    "windows": {"raps": {"start": "at", "end": "19:00"}},
+                }
+            ),
+        )
+        ad.click("#f-submit")
+        expect(ad.locator("#toast")).to_contain_text("Calendar saved")
+        made = f"raps-test-{week:%Y%m%d}-1800"
+        assert d.api(f"/api/schedule/sessions/{made}")["status"] == "approved"
         ad.context.close()
 
         restart(d)
@@ -169,6 +201,9 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         assert d.api(f"/api/schedule/sessions/{SID}")["slots"] == 3
         sessions = {s["session_id"]: s for s in d.api("/api/sessions")}
         assert sessions[SID]["state"] == "scheduled"  # on the handheld, ready to open
+        assert made in sessions  # the calendar's session, after the kill -9 too
+        promo = d.api(f"/api/calendar?month={week:%Y-%m}")["promotions"][0]
+        assert promo["period"]["last"] == f"{week + timedelta(days=7)}"
     finally:
         context.close()
     assert errors == []
