@@ -6,8 +6,12 @@
    end events, meter replies) decoded in a loop; frames per second.
 2. Capacity: simulated machines (adapters.sas.egm, playing 10 games a minute)
    on in-memory SAS loops of 32 machines each, all loops and all simulators in
-   ONE event loop on one core, polled at 200 ms in real-time mode.  The count
-   steps up until more than 0.1% of poll slots are missed (a slot is missed
+   ONE event loop on one core, polled at 200 ms in real-time mode, every event
+   applied to the core through Service.ingest as the daemon does (a started
+   Service on SQLite, its floor log flushed after each step; logs at warning).
+   The count doubles until poll slots are missed, then a bisection finds the
+   largest count with 0 missed slots (the limit reported; < 0.1% is the issue's
+   bar, reported too).  A slot is missed
    when its poll cannot start within the 200 ms cycle it belongs to; slots
    that start more than 20 ms late are reported too).  The simulators' own
    work is on the same core, so the figure is conservative.  Other processes
@@ -26,7 +30,9 @@ import asyncio
 import gc
 import os
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,8 +41,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from adapters.sas import codec
 from adapters.sas.config import SimulatorConfig, simulated_channels
 from adapters.sas.source import SasChannel
+from bench.core_paths import _config
 from bench.harness import print_result
+from raps.config import parse_config
+from raps.logs import configure
+from raps.metrics import Metrics
+from raps.seal import SeedSealer, load_key
+from raps.service import Service
+from raps.store.database import open_engine
 from selector.events import AnyFloorEvent
+
+Ingest = Callable[[list[AnyFloorEvent]], int]
 
 TARGET_MACHINES = 1000
 MAX_MISSED = 0.001
@@ -65,14 +80,18 @@ def bench_codec(seconds: float) -> float:
     return n / (time.perf_counter() - t0)
 
 
-async def run_floor(machines: int, warmup: float, seconds: float) -> dict[str, float]:
-    ids = [f"m{i:05d}" for i in range(machines)]
+async def run_floor(
+    machines: int, warmup: float, seconds: float, ingest: Ingest
+) -> dict[str, float]:
+    ids = [f"M{i + 1:05d}" for i in range(machines)]  # the service's layout's machines
     sim = SimulatorConfig(games_per_minute=10.0, seed=1)
     events = 0
+    applied = 0
 
     def emit(batch: list[AnyFloorEvent]) -> None:
-        nonlocal events
+        nonlocal events, applied
         events += len(batch)
+        applied += ingest(batch)
 
     rejects: dict[str, int] = {}
 
@@ -111,6 +130,7 @@ async def run_floor(machines: int, warmup: float, seconds: float) -> dict[str, f
         "polls_per_s": polls / wall,
         "expected_polls_per_s": machines / 0.2,
         "events_per_s": (events - ev0) / wall,
+        "events_applied": applied,
         "cpu_share": cpu / wall,
         "cpu_us_per_poll": 1e6 * cpu / polls if polls else 0.0,
         "channels_up": up,
@@ -119,45 +139,79 @@ async def run_floor(machines: int, warmup: float, seconds: float) -> dict[str, f
     }
 
 
+def _ok(r: dict[str, float]) -> bool:
+    return r["missed_slots"] == 0 and r["channels_up"] == r["channels"]
+
+
+async def search(quick: bool, folder: Path) -> tuple[int, list[dict[str, float]]]:
+    """Double the machines until slots are missed, then bisect: the largest with 0 missed."""
+    top = 16_000
+    cfg = parse_config(_config(folder, top, 0), source="bench config")
+    now = datetime.now(UTC)
+    service = Service(
+        cfg, open_engine(cfg.storage.url), SeedSealer(load_key(folder / "seed.key")),
+        Metrics(), lambda: now,
+    )  # fmt: skip
+    await service.start()
+    warmup, seconds = (1.0, 2.5) if quick else (4.0, 20.0)
+    resolution = 250 if quick else 100
+    results: list[dict[str, float]] = []
+
+    async def step(n: int) -> bool:
+        r: dict[str, float] = {}
+        for attempt in (1, 2):  # other processes can stall this one: a failing step reruns
+            gc.collect()
+            r = await run_floor(n, warmup, seconds, lambda b: service.ingest(b, "sas"))
+            r["attempt"] = attempt
+            await service.flush_events()
+            if _ok(r):
+                break
+        results.append(r)
+        print(
+            f"{n:>6} machines in {r['channels']:>4} loops: "
+            f"missed {r['missed_ratio']:.4%} of {r['slots']:,} slots "
+            f"(late > 20 ms {r['late_over_20ms_ratio']:.2%}), "
+            f"{r['polls_per_s']:,.0f} polls/s (want {r['expected_polls_per_s']:,.0f}), "
+            f"{r['events_per_s']:,.0f} events/s ({r['events_applied']:,} applied by"
+            f" Service.ingest), cpu {r['cpu_share']:.0%} ({r['cpu_us_per_poll']:.0f} us/poll),"
+            f" load {r['loadavg_1m']:.1f} -> {'ok' if _ok(r) else 'missed slots'}",
+            flush=True,
+        )
+        return _ok(r)
+
+    try:
+        good, bad = 0, 0
+        n = 500
+        while n <= top:
+            if not await step(n):
+                bad = n
+                break
+            good, n = n, n * 2
+        while bad and bad - good > resolution:
+            mid = (good + bad) // 2
+            if await step(mid):
+                good = mid
+            else:
+                bad = mid
+    finally:
+        await service.stop()
+    return good, results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a short run (under 60 s)")
     args = ap.parse_args()
     quick = args.quick
+    configure("console", "warning")
     print(f"SAS benchmark ({'quick' if quick else 'full'}); poller and simulators share one core")
 
     rate = bench_codec(1.0 if quick else 3.0)
     print(f"codec: {rate:,.0f} replies decoded per second")
-
-    if quick:
-        steps, warmup, seconds = [1000, 1500, 2000, 2500, 3000], 1.5, 3.5
-    else:
-        steps = [1000, 1500, 2000, 2500, 3000, 3500, 4000, 5000, 6000, 8000]
-        warmup, seconds = 4.0, 20.0
-    results = []
-    capacity = 0
-    for n in steps:
-        for attempt in (1, 2):  # other processes can stall this one: a failing step gets a rerun
-            gc.collect()
-            r = asyncio.run(run_floor(n, warmup, seconds))
-            r["attempt"] = attempt
-            ok = r["missed_ratio"] < MAX_MISSED and r["channels_up"] == r["channels"]
-            if ok:
-                break
-        results.append(r)
-        print(
-            f"{n:>5} machines in {r['channels']:>3} loops: "
-            f"missed {r['missed_ratio']:.4%} of {r['slots']:,} slots "
-            f"(late > 20 ms {r['late_over_20ms_ratio']:.2%}), "
-            f"{r['polls_per_s']:,.0f} polls/s (want {r['expected_polls_per_s']:,.0f}), "
-            f"{r['events_per_s']:,.0f} events/s, cpu {r['cpu_share']:.0%} "
-            f"({r['cpu_us_per_poll']:.0f} us/poll), "
-            f"load {r['loadavg_1m']:.1f} -> "
-            f"{'ok' if ok else 'over the limit'}"
-        )
-        if not ok:
-            break
-        capacity = n
+    with tempfile.TemporaryDirectory(prefix="raps-bench-sas-") as tmp:
+        capacity, results = asyncio.run(search(quick, Path(tmp)))
+    under = [r for r in results if r["missed_ratio"] < MAX_MISSED and r["channels_up"]]
+    under_bar = max((int(r["machines"]) for r in under), default=0)
     ok_steps = [r for r in results if r["machines"] <= capacity] or results
     us = sorted(r["cpu_us_per_poll"] for r in ok_steps)[len(ok_steps) // 2]
     summary = {
@@ -165,7 +219,10 @@ def main() -> int:
         "quick": quick,
         "codec_decode_frames_per_s": round(rate),
         "machines_at_200ms": capacity,
+        "machines_at_200ms_meaning": "largest count measured with 0 missed slots",
+        "machines_under_0.1pct_missed": under_bar,
         "max_missed_slot_ratio": MAX_MISSED,
+        "events_applied_via": "Service.ingest",
         "cpu_us_per_poll_median": round(us, 1),
         "machines_per_core_by_cpu": round(1e6 / (us * 5)) if us else None,
         "machines_per_loop": PER_CHANNEL,

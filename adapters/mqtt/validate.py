@@ -2,9 +2,15 @@
 
 The JSON Schemas of each payload family (draft 2020-12, one per payload type: the CMS
 feeds' in `adapters/mqtt/schemas/`, table ratings' in `adapters/tables/schemas/`) are
-the contract with the floor systems, and they are what decides here.  Each schema is
-compiled into plain Python checks (adapters.mqtt.compiled_schema) for speed, and
-`jsonschema` is still asked for the human-readable detail of every rejection.
+the contract with the floor systems, and they are what decides here.
+
+Two paths give one answer.  The fast path (nearly every message) decodes the bytes
+straight into a msgspec Struct generated from the schema (adapters.mqtt.structs) and
+builds the event; it accepts only what the reference path accepts.  Whatever it does not
+accept goes down the reference path, which says why: `json` parsing, each schema
+compiled into plain Python checks (adapters.mqtt.compiled_schema), and `jsonschema` for
+the human-readable detail of every rejection.  Rejections are rare, so their cost is not
+the ingest's; the reasons and details are exactly those of the reference path.
 
 Every rejection carries a short `reason` (a metric label, the dead letter's reason)
 and a `detail` for humans.  Nothing here raises on bad input.
@@ -12,6 +18,7 @@ and a `detail` for humans.  Nothing here raises on bad input.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import unicodedata
@@ -19,11 +26,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from adapters.mqtt.compiled_schema import Check, UnsupportedSchema, compile_schema
 from adapters.mqtt.family import PayloadFamily
+from adapters.mqtt.structs import FastType, after_decode, fast_type, union_decoder
 from adapters.mqtt.topics import Kind
 from adapters.wire.codec import EVENT_TYPES, event_to_dict, typed_fields
 from selector.events import AnyFloorEvent
@@ -77,6 +86,7 @@ class SchemaSet:
         self.reference: dict[str, Draft202012Validator] = {}
         self.fast: dict[str, Check] = {}
         self.families: dict[Kind, PayloadFamily] = {}
+        self.structs: dict[str, FastType] = {}
         for family in families:
             if family.kind in self.families:
                 raise ValueError(f"two payload families for {family.kind} topics")
@@ -90,6 +100,16 @@ class SchemaSet:
                     self.fast[name] = compile_schema(schema)
                 except UnsupportedSchema:
                     self.fast[name] = ref.is_valid
+                with contextlib.suppress(UnsupportedSchema):  # else the reference path only
+                    self.structs[name] = fast_type(name, schema)
+        # per topic kind: one msgspec decoder over the Structs of the types it carries
+        self.decoders: dict[Kind, msgspec.json.Decoder[Any]] = {}
+        self.by_struct: dict[type, FastType] = {}
+        for kind, family in self.families.items():
+            types = [self.structs[n] for n in sorted(family.types) if n in self.structs]
+            if types:
+                self.decoders[kind] = union_decoder(types)
+            self.by_struct.update((t.struct, t) for t in types)
 
     def problem(self, name: str, payload: Any) -> str | None:
         """None when the payload is valid for its kind, else what is wrong (for humans)."""
@@ -195,6 +215,94 @@ class PayloadDecoder:
         `numbered` is given every JSON object that carries a `seq` (ingest gaps,
         adapters.mqtt.gaps), valid or not: a refused message still arrived.
         """
+        if len(payload) > MAX_PAYLOAD_BYTES:
+            return Rejection(
+                TOO_LARGE, f"payload is {len(payload)} bytes, more than {MAX_PAYLOAD_BYTES}"
+            )
+        event = self._fast(kind, ident, payload, now_epoch, source, new_cards, numbered)
+        if event is not None:
+            return event
+        return self.reference(kind, ident, payload, now_epoch, source, new_cards, numbered)
+
+    def _fast(
+        self,
+        kind: Kind,
+        ident: str | None,
+        payload: bytes,
+        now_epoch: float,
+        source: str,
+        new_cards: set[str] | None,
+        numbered: Callable[[dict[str, Any]], object] | None,
+    ) -> AnyFloorEvent | None:
+        """The event when every check passes, else None (the reference path says why).
+
+        Side effects (`numbered`, `new_cards`) only once accepted, so a message that goes
+        on down the reference path is counted there, once.
+        """
+        decoder = self.schemas.decoders.get(kind)
+        if decoder is None:
+            return None
+        try:
+            value = decoder.decode(payload)
+        except msgspec.DecodeError:  # ValidationError too: not JSON, or not valid
+            return None
+        fast = self.schemas.by_struct[type(value)]
+        data = after_decode(fast, value)
+        if data is None:
+            return None
+        # printable ASCII without escapes (0x20-0x7E: JSON refuses raw controls) holds no
+        # bad text; anything else is looked at field by field
+        if not (payload.isascii() and b"\\" not in payload and b"\x7f" not in payload) and (
+            _fields_problem(data) is not None
+        ):
+            return None
+        family = self.schemas.families[kind]
+        id_field = family.id_field
+        if id_field is not None and data[id_field] != ident:
+            return None
+        if (
+            self.known is not None
+            and family.place_check is not None
+            and family.place_check(self.known, data) is not None
+        ):
+            return None
+        kwargs = dict(data)
+        kwargs.pop("seq", None)
+        kwargs.pop("boot", None)
+        kwargs.setdefault("source", source)
+        try:
+            event = EVENT_TYPES[fast.name](**typed_fields(kwargs))
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if not now_epoch - self.max_past <= event.epoch <= now_epoch + self.max_future:
+            return None
+        if self.card_known is not None:
+            if fast.name == "player_upserted":
+                if new_cards is not None:
+                    new_cards.add(data["card"])
+            else:
+                card = data.get("card")
+                if (
+                    card is not None
+                    and not (new_cards and card in new_cards)
+                    and not self.card_known(card)
+                ):
+                    return None
+        if numbered is not None and "seq" in data:
+            numbered(data)
+        return event
+
+    def reference(
+        self,
+        kind: Kind,
+        ident: str | None,
+        payload: bytes,
+        now_epoch: float,
+        source: str,
+        new_cards: set[str] | None = None,
+        numbered: Callable[[dict[str, Any]], object] | None = None,
+    ) -> AnyFloorEvent | Rejection:
+        """The reference path: json, the compiled schema, jsonschema's detail; every reason."""
         if len(payload) > MAX_PAYLOAD_BYTES:
             return Rejection(
                 TOO_LARGE, f"payload is {len(payload)} bytes, more than {MAX_PAYLOAD_BYTES}"
