@@ -32,6 +32,7 @@ from selector.session import DRAW_FIRST_HALF
 # raps verify's exit codes for a journal that verifies (3: with anomalies, such as a
 # staff no-show before the claim window ran out, which the soak's handheld makes)
 VALID = (0, 3)
+RESOLUTIONS = frozenset({"pick.verified", "pick.awarded", "pick.no_show", "pick.voided"})
 
 
 class RecoveryChecks(Handheld):
@@ -67,9 +68,18 @@ class RecoveryChecks(Handheld):
             str(numbers),
         )
         cards = [d["card"] for d in drawn]
+        # 003: a player may be selected again after a no-show, but never while pending,
+        # never after a win (or a void: voided winners stay barred by default)
+        ended = {r["data"]["pick"]: r["type"] for r in mine if r["type"] in RESOLUTIONS}
+        again = [
+            d["card"]
+            for i, d in enumerate(drawn)
+            for earlier in drawn[:i]
+            if earlier["card"] == d["card"] and ended.get(earlier["pick"]) != "pick.no_show"
+        ]
         self.check(
-            "no player drawn twice in a session",
-            len(cards) == len(set(cards)),
+            "no player drawn again unless every earlier pick of theirs was a no-show",
+            not again,
             lambda: str(Counter(cards).most_common(3)),
         )
         for d in drawn:

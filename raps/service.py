@@ -361,11 +361,13 @@ class Service:
         return s
 
     async def tick(self) -> None:
-        """Clock tick: idle players leave pools, claim windows that ran out become no-shows."""
+        """Clock tick: idle players leave pools; overdue or newly excluded winners resolve."""
         now = self.clock()
         self.floor.advance(now)
         for s in self.sessions.values():
-            if s.state == SessionState.OPEN and any(p.deadline <= now for p in s.pending()):
+            if s.state == SessionState.OPEN and (
+                any(p.deadline <= now for p in s.pending()) or s.excluded_winners()
+            ):
                 async with self._lock:
                     await self._journaled(s, partial(s.expire, now), None)
         await self.stage.tick()

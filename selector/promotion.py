@@ -101,7 +101,7 @@ class SessionRules:
         default_factory=lambda: {PoolKind.SLOTS: 6, PoolKind.TABLES: 4}
     )
     claim_seconds: float = 90.0
-    exclude_no_shows: bool = True
+    exclude_no_shows: bool = False  # 003: "selected more than once, win only once"
     exclude_voided: bool = True
     # [start, end) when a live session may be opened and drawn (003: 18:00-19:00); None:
     # no window. Outside it an admin overrides with a reason, journaled (003 rule 20).

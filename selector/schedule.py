@@ -80,7 +80,7 @@ class SessionPlan:
     slots: int = 6
     tables: int = 4
     claim_seconds: float = 90.0
-    exclude_no_shows: bool = True
+    exclude_no_shows: bool = False
     exclude_voided: bool = True
     rehearsal: bool = False
     name: str = ""

@@ -518,7 +518,13 @@ class DrawSession:
     ) -> Pick:
         self._require(SessionState.OPEN)
         self._expire(cmd.at)
+        self._void_excluded(cmd.at)
         pick = self._pick(number)
+        if pick.state == PickState.VOID and (pick.void_reason or "").startswith("excluded: "):
+            raise SessionError(
+                f"pick {number}'s winner is {pick.void_reason}: the pick is void, its slot "
+                "free to draw again"
+            )
         if pick.state not in allowed:
             raise SessionError(f"pick {number} is {pick.state}; cannot mark it {new}")
         self._set_state(pick, new, cmd.at)
@@ -599,11 +605,46 @@ class DrawSession:
         return self._run(cmd, ("void", number, reason), action)
 
     def expire(self, now: datetime) -> list[Record]:
-        """Claim timer: pending picks past their deadline become no-shows."""
+        """Claim timer: pending picks past their deadline become no-shows; and a winner
+        excluded since the draw (self-exclusion, refusal of entry, a block) is voided."""
         start = len(self.records)
         if self.state == SessionState.OPEN:
             self._expire(now)
+            self._void_excluded(now)
         return self.records[start:]
+
+    def excluded_winners(self) -> list[Pick]:
+        """Pending or verified (not yet awarded) picks whose winner is now excluded."""
+        return [p for p in self._claimable() if self._exclusion(p.card) is not None]
+
+    def _claimable(self) -> list[Pick]:
+        verified = [p for p in self._slot_last.values() if p.state == PickState.VERIFIED]
+        return [*self._pending.values(), *verified]
+
+    def _exclusion(self, card: str) -> str | None:
+        profile = self.floor.profile(card)
+        if profile is None or not profile.exclusions:
+            return None
+        return sorted(e.value for e in profile.exclusions)[0]
+
+    def _void_excluded(self, now: datetime) -> None:
+        """An exclusion that arrives while a winner is pending or verified stops the win:
+        the pick is voided with the exclusion as its reason (the slot is drawn again)."""
+        for pick in self.excluded_winners():
+            reason = f"excluded: {self._exclusion(pick.card)}"
+            self._set_state(pick, PickState.VOID, now)
+            pick.void_reason = reason
+            self._emit(
+                None,
+                now,
+                Actor.system("exclusion"),
+                "pick.voided",
+                pick=pick.number,
+                kind=pick.kind,
+                slot=pick.slot,
+                card=pick.card,
+                reason=reason,
+            )
 
     def _expire(self, now: datetime) -> None:
         for pick in list(self._pending.values()):

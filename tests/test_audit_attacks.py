@@ -8,7 +8,8 @@ daemon now make of it.
 - a staff no-show two seconds after the draw, and a draw attempt abandoned;
 - an open session, with and without `--require-closed`, and an export of one session
   whose range holds another's records;
-- the rehearsal flag as the session opened with it.
+- the rehearsal flag as the session opened with it;
+- and an exclusion that arrives while a winner waits (issue 15).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sqlalchemy import text
 from raps.audit import check, export_focus, export_session, read_columns, read_database, read_export
 from raps.config import Config
 from raps.service import Service
-from selector.events import Tier
+from selector.events import Exclusion, Tier
 from selector.records import Record
 from tests.builders import NOON, Events
 from tests.daemon_helpers import (
@@ -275,3 +276,41 @@ async def test_the_rehearsal_flag_is_what_the_session_opened_with(env: Env) -> N
     later = replace(plan, rehearsal=True)  # a config or schedule saying otherwise later
     s = env.service.planner.scheduled(later, records, env.service.sessions[SESSION]._seed)
     assert s.rehearsal is False
+
+
+async def test_an_exclusion_mid_claim_voids_the_winner_and_blocks_the_award(env: Env) -> None:
+    """Issue 15 item 4: a self-exclusion that arrives while a winner is pending (or
+    verified, not yet awarded) blocks verification and award, and the pick is voided
+    with the exclusion as reason, journaled; the slot is then drawn again."""
+    assert (await env.post("open")).status_code == 200
+    first = (await env.post("draw", kind="slots")).json()["pick"]
+    second = (await env.post("draw", kind="slots")).json()["pick"]
+    assert (await env.post(f"picks/{second['pick']}/verify")).status_code == 200
+    ev = Events(NOON)
+    ev._ids = itertools.count(900_000)
+    drawn = {
+        r["data"]["pick"]: r["data"]["card"]
+        for e in await env.service.journal.session_entries(SESSION)
+        if (r := e.record)["type"] == "pick.drawn"
+    }
+    out = [ev.player(drawn[n], exclusions=frozenset({Exclusion.SELF_EXCLUDED})) for n in (1, 2)]
+    assert env.service.ingest(out, source="cms") == 2
+    r = await env.post(f"picks/{second['pick']}/award", amount=50000, kind="cash", envelope="E2")
+    assert r.status_code == 409 and "excluded: self_excluded" in r.json()["detail"], r.text
+    await env.service.tick()  # the claim timer's tick voids the pending one too
+    summary = env.service.summary(SESSION)
+    states = {p["pick"]: (p["state"], p["void_reason"]) for p in summary["picks"]}
+    assert states[first["pick"]] == ("void", "excluded: self_excluded")
+    assert states[second["pick"]] == ("void", "excluded: self_excluded")
+    voids = [
+        e.record
+        for e in await env.service.journal.session_entries(SESSION)
+        if e.record["type"] == "pick.voided"
+    ]
+    assert {v["actor"]["role"] for v in voids} == {"exclusion"} and len(voids) == 2
+    again = (await env.post("draw", kind="slots")).json()["pick"]
+    assert again["slot"] in (first["slot"], second["slot"])
+    assert again["card"] not in {drawn[1], drawn[2]}  # excluded players are not in the pool
+    assert (await env.post("close", force=True)).status_code == 200
+    rep = await env.report()
+    assert rep.ok, rep.lines()

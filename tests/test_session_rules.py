@@ -237,12 +237,13 @@ def test_seed_rule_90_seconds_then_redraw() -> None:
     assert rec.data["pick"] == first.number
     assert "command_id" not in rec.data
     assert s.expire(first.drawn_at + timedelta(seconds=200)) == []  # once only
-    # the redraw fills slot 1 again, as its first redraw; the no-show is not offered
+    # the redraw fills slot 1 again, as its first redraw; by 003's reading ("selected
+    # more than once, win only once") the no-show is in its pool again
     redraw = s.draw(hh.cmd(91), SLOTS)
     assert redraw.pick is not None
     assert (redraw.pick.slot, redraw.pick.attempt, redraw.pick.number) == (1, 1, 2)
-    assert redraw.pick.card != first.card
-    assert redraw.records[-1].data["left_out"] == {"no_show": 1}
+    assert redraw.records[-1].data["left_out"] == {}
+    assert redraw.records[-1].data["pool_size"] == 3
 
 
 def test_seed_rule_90_seconds_enforced_by_the_next_command() -> None:
@@ -572,8 +573,7 @@ def test_staff_mark_pending_pick_no_show() -> None:
         s.verify(hh.cmd(), pick.number)
     redraw = s.draw(hh.cmd(), SLOTS).pick
     assert redraw is not None
-    assert (redraw.slot, redraw.attempt) == (1, 1)
-    assert redraw.card != pick.card
+    assert (redraw.slot, redraw.attempt) == (1, 1)  # the no-show is in its pool again (003)
 
 
 def test_verified_pick_cannot_be_marked_no_show() -> None:
@@ -659,10 +659,11 @@ def test_verifying_just_before_the_deadline_is_accepted() -> None:
     assert pick.state == PickState.VERIFIED
 
 
-def test_no_show_excluded_for_rest_of_session_by_default() -> None:
+def test_no_show_excluded_for_rest_of_session_when_the_promotion_bars_them() -> None:
+    """The stricter option: SessionRules(exclude_no_shows=True)."""
     floor, ev = session_floor()
     seated_slot_player(floor, ev, "ONLY", "M01")
-    s, hh = open_session(floor)
+    s, hh = open_session(floor, SessionRules(exclude_no_shows=True))
     first = s.draw(hh.cmd(), SLOTS).pick
     assert first is not None
     s.expire(first.deadline)
@@ -673,11 +674,13 @@ def test_no_show_excluded_for_rest_of_session_by_default() -> None:
     assert s.barred() == {"ONLY": "no_show"}
 
 
-def test_no_show_drawable_again_when_configured() -> None:
-    """SessionRules(exclude_no_shows=False): a no-show may be drawn again in the session."""
+def test_no_show_drawable_again_by_default() -> None:
+    """003: "Participants can be selected more than once but can only win once per
+    session": by default a no-show may be drawn again later in the session (never while
+    pending, never after a win)."""
     floor, ev = session_floor()
     seated_slot_player(floor, ev, "ONLY", "M01")
-    s, hh = open_session(floor, SessionRules(exclude_no_shows=False))
+    s, hh = open_session(floor)
     first = s.draw(hh.cmd(), SLOTS).pick
     assert first is not None
     s.no_show(hh.cmd(), first.number)

@@ -78,9 +78,11 @@ def seated_floor(idle_seconds: float = 3600.0) -> tuple[Floor, Events]:
 def honest_session(seed: bytes = SEED) -> DrawSession:
     """A full session: awards, a staff no-show, voids (pending and verified) with
     redraws, two picks pending at once that the claim timer turns into no-shows,
-    and a forced close that voids the last pending pick."""
+    and a forced close that voids the last pending pick. No-shows are barred for the
+    rest of the session (the stricter option a promotion may choose), so that verify's
+    check of that bar is exercised too."""
     floor, ev = seated_floor()
-    s = DrawSession(SESSION_ID, "raps", floor)
+    s = DrawSession(SESSION_ID, "raps", floor, SessionRules(exclude_no_shows=True))
     run = Script(s, ev.now)
     s.open(run.cmd(), seed)
     p1 = run.draw("slots")
@@ -339,7 +341,7 @@ def _barred_card_case(session: DrawSession, barring: int, later: int) -> tuple[R
         (1, 2, "already won (verified, then awarded)"),
         (5, 10, "already won at tables"),
         (6, 7, "pending when the later pick was drawn"),
-        (2, 3, "no-show, barred by default"),
+        (2, 3, "no-show, barred by the session's rules"),
         (4, 5, "voided, barred by default"),
         (8, 9, "verified then voided"),
     ],

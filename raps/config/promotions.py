@@ -110,7 +110,7 @@ class SessionConfig(StrictModel):
     ends: datetime | None = None  # the window closes; none: no window (set it for live ones)
     quotas: QuotasConfig = Field(default_factory=QuotasConfig)
     claim_seconds: float = Field(default=90.0, gt=0)
-    exclude_no_shows: bool = True
+    exclude_no_shows: bool = False
     exclude_voided: bool = True
     rehearsal: bool = False
 
