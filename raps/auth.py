@@ -52,6 +52,7 @@ WATCHERS = frozenset({"marketing", "security", "admin"})  # live session updates
 DISPATCHERS = frozenset({"security", "admin"})  # the dispatch screen and floor map
 OPERATORS = frozenset({"ops", "admin"})  # pools and health page
 AUDITORS = frozenset({"auditor", "admin"})  # journal export
+REPORT_READERS = frozenset({"marketing", "admin", "auditor"})  # end-of-session reports
 ADMINS = frozenset({"admin"})  # users and config
 # the calendar page: everyone who plans, runs, watches or checks a draw; marketing and
 # admins change the schedule (RUNNERS), an admin approves (ADMINS)

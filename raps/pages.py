@@ -17,6 +17,7 @@ Routes (roles from the table in raps.auth; every one is checked by its Guard):
 | GET /stage/screen | public | the audience's screen (its display token in the fragment) |
 | GET /static/public/{name} | public | the login page's style and script, the receipt's style |
 | GET /static/{name} | signed in | the other pages' scripts and styles |
+| GET /report | marketing, admin, auditor | the end-of-session report (raps.report_routes) |
 | GET /api/me | signed in | who am I, the CSRF token, the server's clock |
 | GET /api/stream | marketing, security, admin | server-sent events: session summaries |
 | GET /api/floor.svg | security, admin | the floor map (raps.floormap) |
@@ -44,6 +45,7 @@ from raps.auth import (
     DISPATCHERS,
     OPERATORS,
     READERS,
+    REPORT_READERS,
     REWARDS_DESKS,
     RUNNERS,
     SIGNED_IN,
@@ -54,6 +56,7 @@ from raps.auth import (
     safe_next,
     same_origin,
 )
+from raps.dispatch_views import with_resolutions
 from raps.floormap import build_map, render_svg
 from raps.logs import get_logger
 from raps.ticket_routes import RECEIPT_CSS
@@ -236,6 +239,11 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     async def private_static(name: str, _a: SignedIn) -> Response:
         return _static(private_files, name)
 
+    @app.get("/report", tags=["pages"], response_class=HTMLResponse,
+             dependencies=[Depends(web.guard(REPORT_READERS, page=True))])  # fmt: skip
+    async def report_page() -> HTMLResponse:
+        return html("report.html")
+
     # --------------------------------------------------------------- page APIs
 
     @app.get("/api/me", tags=["auth"])
@@ -248,6 +256,8 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
             "home": home_for(actor.role),
             "pages": [p for p, (_, roles) in PAGES.items() if actor.role in roles],
             "site": {"id": cfg.site.id, "name": cfg.site.name, "timezone": cfg.site.timezone},
+            # the promotions' names ([[promotions]] name), for headers instead of raw ids
+            "promotions": {p.id: p.name or p.id for p in cfg.promotion_entries},
             "now": service.clock().isoformat(),
         }
 
@@ -256,7 +266,8 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
         s = service.session(session_id)
         view["starts"] = service.planner.plan(session_id).starts.isoformat()
         view["claim_seconds"] = s.rules.claim_seconds
-        return view
+        # when each pick was resolved and by whom, from the journal's actors (dispatch)
+        return with_resolutions(view, s.records)
 
     def frame(session_id: str) -> str:
         data = {"now": service.clock().isoformat(), "session": session_view(session_id)}
@@ -364,7 +375,8 @@ def _static(files: dict[str, bytes], name: str) -> Response:
     if body is None:
         raise HTTPException(404, "no such file")
     suffix = name[name.rfind(".") :]
-    return Response(body, media_type=_TYPES[suffix], headers={"Cache-Control": "no-cache"})
+    headers = {"Cache-Control": "no-cache"}
+    return Response(body, media_type=_TYPES[suffix], headers=headers)
 
 
 def redacted_config(web: WebContext) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from raps.auth import (
 from raps.body_limit import BodyLimits, invalid_request
 from raps.config import Config
 from raps.pages import register_pages
+from raps.report_routes import register_report_routes
 from raps.schedule_routes import register_schedule_routes
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
 from raps.session_views import pick_view
@@ -367,6 +368,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     register_ticket_routes(app, web)
     register_stage_routes(app, web)
     register_schedule_routes(app, web)
+    register_report_routes(app, web)
     publish_access(app.routes)
     # inside the Gatekeeper: a stranger to a private route is refused before any body
     app.add_exception_handler(RequestValidationError, invalid_request)

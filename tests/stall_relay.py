@@ -88,6 +88,13 @@ class Relay:
     def retarget(self, upstream: str) -> None:
         self.upstream = self._split(upstream)
 
+    def requests(self, line: str) -> int:
+        """How many requests starting with `line` (e.g. "GET /api/stream") the browser
+        sent, on new connections or kept-alive ones alike."""
+        with self.lock:
+            raw = b"".join(bytes(x) for x in self.sent).decode("latin-1")
+        return raw.count(line + " ") + raw.count(line + "?")
+
     def command_ids(self, path_end: str) -> list[str]:
         """The command id of every POST to a path ending in `path_end` the browser sent
         (first attempts and retries alike)."""

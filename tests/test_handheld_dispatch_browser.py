@@ -209,7 +209,8 @@ def shot(page: Page, name: str, doc: bool = False) -> None:
 
 def enter(hh: Page, sid: str) -> None:
     hh.click(f'.session-item[data-session="{sid}"]')
-    expect(hh.locator("#sess-title")).to_have_text(sid)
+    expect(hh.locator("#session")).to_have_attribute("data-session", sid)
+    expect(hh.locator("#sess-id")).to_have_text(f"session {sid}")
 
 
 def winner(hh: Page, pick: int) -> Any:
@@ -274,14 +275,15 @@ def test_dispatch_goes_stale_on_a_missed_heartbeat_and_catches_up(
     floor.open_and_draw("W1", 1, 0)
     expect(base.dispatch_card(wall, "W1", 1)).to_be_visible()
 
-    before = relay.accepted
+    before = relay.requests("GET /api/stream")
     relay.stall()
     # the heartbeat comes every second: STALE within 3 s of the first one missed
     expect(wall.locator("#stale")).to_be_visible(timeout=4000)
     expect(wall.locator("#stale")).to_contain_text("STALE")
     expect(wall.locator("#d-conn")).to_have_text("RECONNECTING")
     expect(wall.locator("#stale-age")).to_have_text(re.compile(r"last update \d+ s ago"))
-    wait_for("a reconnect", lambda: relay.accepted > before)  # it tries a fresh stream
+    # it tries a fresh stream (on a new connection or a kept-alive one)
+    wait_for("a reconnect", lambda: relay.requests("GET /api/stream") > before)
     floor.api("POST", "/api/sessions/W1/draw", {"command_id": "late", "kind": "slots"})
     expect(base.dispatch_card(wall, "W1", 2)).to_have_count(0)  # out of date, and says so
 

@@ -30,6 +30,7 @@ const RAPS = (() => {
 
   async function getJSON(path) {
     const r = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    noteAnswer(r);
     if (r.status === 401) {
       toLogin();
       throw new Error("signed out");
@@ -59,8 +60,28 @@ const RAPS = (() => {
 
   async function loadMe() {
     me = await getJSON("/api/me");
-    syncClock(me.now);
+    if (!offlineSince) syncClock(me.now); // a saved answer's clock is an old one
     return me;
+  }
+
+  // An answer marked X-RAPS-Offline (a saved copy) says since when; none is served while
+  // the pages have no offline shell (issue 18 item 12 is not shipped yet).
+  let offlineSince = null;
+
+  function noteAnswer(r) {
+    const saved = r.headers.get("X-RAPS-Offline");
+    offlineSince = saved;
+    showOffline(saved);
+  }
+
+  function showOffline(saved) {
+    const b = document.getElementById("offline-banner");
+    if (!b) return;
+    b.hidden = saved === null;
+    if (saved === null) return;
+    const at = saved ? new Date(saved).toLocaleTimeString("en-GB", { hour12: false }) : "";
+    b.textContent = "Offline · " + (at ? `showing the last state saved at ${at}` : "no network")
+      + " · commands wait and are sent when the network is back";
   }
 
   function syncClock(serverIso) {
@@ -77,7 +98,12 @@ const RAPS = (() => {
   }
 
   async function signOut() {
+    const sw = navigator.serviceWorker && navigator.serviceWorker.controller;
+    if (sw) sw.postMessage("forget"); // keeps nothing more of this session
     try { await post("/logout", {}); } catch (_) { /* leaving anyway */ }
+    try { // nothing of the session stays on the device
+      if (window.caches) for (const k of await caches.keys()) if (k.startsWith("raps-")) await caches.delete(k);
+    } catch (_) { /* no cache storage */ }
     location.assign("/login");
   }
 
@@ -280,5 +306,6 @@ const RAPS = (() => {
     PRIZE, money, outcome, clockText, liveStream, toLogin, commandButtons, deliver,
     letterMoney, toast,
     get me() { return me; },
+    get offline() { return offlineSince !== null; },
   };
 })();

@@ -4,7 +4,7 @@
   const { el } = RAPS;
   const $ = (id) => document.getElementById(id);
   const page = document.body.dataset.page;
-  const NAMES = { "/handheld": "Handheld", "/dispatch": "Dispatch", "/ops": "Ops", "/admin": "Admin", "/audit": "Audit", "/calendar": "Calendar" };
+  const NAMES = { "/handheld": "Handheld", "/dispatch": "Dispatch", "/ops": "Ops", "/admin": "Admin", "/audit": "Audit", "/calendar": "Calendar", "/report": "Reports" };
 
   function table(headers, rows) {
     return el("table", {},
@@ -67,7 +67,8 @@
       return [s.session_id, s.rehearsal ? "rehearsal" : "live", s.state,
         el("span", { class: "hex" }, v.commitment || "—"), check,
         el("span", {}, el("a", { href: `${base}/export`, download: `${s.session_id}.jsonl` }, "export"), " · ",
-          el("a", { href: `${base}/verification` }, "verification data")),
+          el("a", { href: `${base}/verification` }, "verification data"), " · ",
+          el("a", { href: `/report#${encodeURIComponent(s.session_id)}` }, "report")),
         el("span", { class: "hex" }, v.verify_command)];
     }));
     return [section("Sessions", el("p", {}, "Download a session's export and check it offline with raps verify."),

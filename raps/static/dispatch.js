@@ -7,11 +7,8 @@
 (() => {
   const { el } = RAPS;
   const $ = (id) => document.getElementById(id);
-  const SVG = "http://www.w3.org/2000/svg";
   const sessions = new Map(); // session id -> view
   let me = null;
-  let svg = null;
-  const spots = new Map(); // "m:<machine>" or "s:<table>:<seat>" -> element
   let up = false;
   let stream = null;
   const DENSITIES = 5; // dens-0 (large cards) .. dens-4 (three columns)
@@ -52,64 +49,10 @@
   }
 
   // ------------------------------------------------------------------ the map
-
-  async function loadMap() {
-    const r = await fetch("/api/floor.svg", { credentials: "same-origin" });
-    if (r.status === 401) { RAPS.toLogin(); return; }
-    if (!r.ok) return;
-    const text = await r.text();
-    const doc = new DOMParser().parseFromString(text, "image/svg+xml");
-    svg = document.importNode(doc.documentElement, true);
-    $("map").replaceChildren(svg);
-    for (const m of svg.querySelectorAll("[data-machine]")) spots.set("m:" + m.dataset.machine, m);
-    for (const s of svg.querySelectorAll(".seat[data-seat]")) spots.set(`s:${s.dataset.table}:${s.dataset.seat}`, s);
-    renderMarks();
-  }
-
-  function spotOf(p) {
-    const loc = p.location || {};
-    return loc.kind === "slots" ? spots.get("m:" + loc.machine) : spots.get(`s:${loc.table}:${loc.seat}`);
-  }
+  // (dispatch-map.js: labels sized in screen pixels, rings clear of the area names)
 
   function renderMarks() {
-    if (!svg) return;
-    const marks = svg.querySelector(".marks");
-    for (const hit of svg.querySelectorAll(".hit")) hit.classList.remove("hit");
-    const vb = svg.viewBox.baseVal;
-    const r = Math.max(1.5, Math.min(vb.width, vb.height) / 18);
-    const nodes = [];
-    for (const { s, p } of pendingPicks()) {
-      const spot = spotOf(p);
-      if (!spot) continue;
-      spot.classList.add("hit");
-      const box = spot.getBBox();
-      const cx = box.x + box.width / 2;
-      const cy = box.y + box.height / 2;
-      const lv = level(p, s.claim_seconds || 90);
-      const g = document.createElementNS(SVG, "g");
-      g.setAttribute("class", "mark");
-      g.dataset.pick = String(p.pick);
-      g.dataset.session = s.session_id;
-      const ring = document.createElementNS(SVG, "circle");
-      ring.setAttribute("class", "ring" + (lv === "critical" ? " critical" : ""));
-      ring.setAttribute("cx", cx);
-      ring.setAttribute("cy", cy);
-      ring.setAttribute("r", r);
-      const badge = document.createElementNS(SVG, "circle");
-      badge.setAttribute("class", "mark-badge" + (lv === "critical" ? " critical" : ""));
-      badge.setAttribute("cx", cx + r * 0.9);
-      badge.setAttribute("cy", cy - r * 0.9);
-      badge.setAttribute("r", r * 0.55);
-      const label = document.createElementNS(SVG, "text");
-      label.setAttribute("class", "mark-label");
-      label.setAttribute("x", cx + r * 0.9);
-      label.setAttribute("y", cy - r * 0.9);
-      label.setAttribute("font-size", r * 0.7);
-      label.textContent = String(p.pick);
-      g.append(ring, badge, label);
-      nodes.push(g);
-    }
-    marks.replaceChildren(...nodes);
+    DMap.render(pendingPicks().map(({ s, p }) => ({ s, p, critical: level(p, s.claim_seconds || 90) === "critical" })));
   }
 
   // ---------------------------------------------------------------- rendering
@@ -148,7 +91,9 @@
     $("history-session").textContent = shown.map((s) => s.session_id + (s.rehearsal ? " (rehearsal)" : "")).join(", ");
     const resolved = [];
     for (const s of shown) for (const p of s.picks) if (p.state !== "pending") resolved.push({ s, p });
-    resolved.sort((a, b) => b.p.drawn_at.localeCompare(a.p.drawn_at));
+    // the latest resolution first
+    const when = (x) => x.p.resolved_at || x.p.drawn_at;
+    resolved.sort((a, b) => when(b).localeCompare(when(a)));
     const many = shown.length > 1; // pick numbers repeat across sessions: name the session
     $("history").replaceChildren(...resolved.slice(0, 12).map(({ s, p }) => {
       const [area, spot] = RAPS.where(p.location);
@@ -158,11 +103,18 @@
         el("td", {}, `${area} · ${spot}`),
         el("td", {}, p.display_name),
         el("td", { class: "o-" + p.state }, RAPS.outcome(p)),
-        el("td", {}, new Date(p.drawn_at).toLocaleTimeString("en-GB", { timeZone: me.site.timezone, hour12: false })));
+        el("td", {}, hhmmss(p.drawn_at)),
+        // when it was resolved and who did it (from the journal's actors)
+        el("td", { class: "h-resolved" }, p.resolved_at ? hhmmss(p.resolved_at) : ""),
+        el("td", { class: "h-by" }, p.resolved_by || ""));
     }));
     fitHistory(resolved.length);
     renderMarks();
     tick();
+  }
+
+  function hhmmss(iso) {
+    return new Date(iso).toLocaleTimeString("en-GB", { timeZone: me.site.timezone, hour12: false });
   }
 
   function tick() {
@@ -183,13 +135,10 @@
     esc.classList.toggle("on", urgent.length > 0);
     // one piece per winner, each kept whole: a second place wraps, it is never cut off
     esc.replaceChildren(...(urgent.length ? [el("strong", {}, "ESCALATE"), ...urgent.map((u) => el("span", { class: "esc-item" }, u))] : []));
-    if (svg) {
-      for (const ring of svg.querySelectorAll(".mark")) {
-        const c = document.querySelector(`.d-card[data-pick="${ring.dataset.pick}"][data-session="${CSS.escape(ring.dataset.session)}"]`);
-        const critical = !!c && c.classList.contains("critical");
-        for (const x of ring.querySelectorAll(".ring, .mark-badge")) x.classList.toggle("critical", critical);
-      }
-    }
+    DMap.setCritical((session, pick) => {
+      const c = document.querySelector(`.d-card[data-pick="${pick}"][data-session="${CSS.escape(session)}"]`);
+      return !!c && c.classList.contains("critical");
+    });
     if (!up && stream) {
       const age = Math.round((Date.now() - stream.lastSeen) / 1000);
       $("stale-age").textContent = `last update ${age} s ago`;
@@ -212,6 +161,10 @@
   //
   // The wall screen never scrolls: what does not fit is made to fit.
 
+  // a phone or a tablet (narrower than a wall screen): one column that scrolls, nothing
+  // hidden or squeezed; the densities are for the wall
+  const narrow = () => window.matchMedia("(max-width: 1199px)").matches;
+
   const overflows = (box) => box.scrollHeight > box.clientHeight + 1 || box.scrollWidth > box.clientWidth + 1;
 
   function setDensity(level) {
@@ -225,6 +178,7 @@
     for (const c of cards) c.hidden = false;
     const more = $("more");
     more.hidden = true;
+    if (narrow()) { setDensity(0); return; }
     for (let level = 0; level < DENSITIES; level++) {
       setDensity(level);
       if (!overflows(box)) return;
@@ -243,7 +197,7 @@
   function fitSessions() {
     const box = $("d-sessions");
     box.classList.remove("compact");
-    if (!overflows(box)) return;
+    if (narrow() || !overflows(box)) return;
     box.classList.add("compact");
     if (!overflows(box)) return;
     const open = activeSessions();
@@ -258,14 +212,14 @@
     const box = document.querySelector(".d-history");
     const rows = [...$("history").children];
     let shown = rows.length;
-    while (shown > 1 && overflows(box)) rows[--shown].remove();
+    while (!narrow() && shown > 1 && overflows(box)) rows[--shown].remove();
     $("history-more").textContent = total > shown ? `(latest ${shown} of ${total})` : "";
   }
 
   async function start() {
     me = await RAPS.loadMe();
     $("site").textContent = me.site.name;
-    loadMap().catch(() => {});
+    DMap.load($("map")).then(() => renderMarks()).catch(() => {});
     window.addEventListener("resize", () => render());
     stream = RAPS.liveStream("/api/stream", {
       summary(view) {

@@ -30,10 +30,13 @@
   const cards = new Map(); // pick number -> { state, node }
   const states = new Map(); // pick number -> state last shown (to see no-shows happen)
   const mine = new Set(); // picks this device marked no-show itself
+  let primed = false; // the session's picks seen once: later ones are new winners (a cue)
 
   // ------------------------------------------------------------------ helpers
 
   const toast = (text, bad) => RAPS.toast(text, bad, 6000);
+  // the promotion's name ([[promotions]] name, from /api/me), never its raw id
+  const promoName = (id) => (me.promotions && me.promotions[id]) || id;
 
   function localDay(iso) {
     return new Intl.DateTimeFormat("en-CA", { timeZone: me.site.timezone }).format(new Date(iso));
@@ -102,8 +105,8 @@
         dataset: { session: s.session_id },
         onclick: () => enter(s.session_id),
       },
-      el("span", { class: "s-id" }, s.session_id),
-      el("span", { class: "s-meta" },
+      el("span", { class: "s-id" }, promoName(s.promotion_id)),
+      el("span", { class: "s-meta" }, `session ${s.session_id} · `,
         isToday ? el("span", { class: "tag today" }, "TODAY") : null,
         el("span", { class: "tag " + (s.rehearsal ? "rehearsal" : "live") }, s.rehearsal ? "REHEARSAL" : "LIVE"),
         `${s.state} · ${localTime(s.starts)} · ${s.picks} picks`));
@@ -140,6 +143,7 @@
     $("mode-banner").hidden = true;
     $("live-banner").hidden = true;
     states.clear();
+    primed = false;
     tickets.renderPendingBadge();
     if (location.hash) history.replaceState(null, "", location.pathname);
     loadSessions().catch((e) => toast(e.message, true));
@@ -149,6 +153,7 @@
     sid = id;
     cards.clear();
     states.clear();
+    primed = false;
     verification = null;
     $("active").replaceChildren();
     $("force-close-btn").hidden = true;
@@ -183,9 +188,11 @@
       ? "REHEARSAL · practice draws, kept apart from live"
       : "LIVE SESSION · real winners";
     document.body.classList.toggle("is-rehearsal", s.rehearsal);
-    $("sess-title").textContent = s.session_id;
+    $("session").dataset.session = s.session_id;
+    $("sess-title").textContent = promoName(s.promotion_id);
+    $("sess-id").textContent = `session ${s.session_id}`;
     const listed = sessions.find((x) => x.session_id === s.session_id);
-    $("sess-state").textContent = `${s.state.toUpperCase()}` + (listed ? ` · ${localTime(listed.starts)}` : "") + ` · ${s.promotion_id}`;
+    $("sess-state").textContent = `${s.state.toUpperCase()}` + (listed ? ` · ${localTime(listed.starts)}` : "");
 
     $("open-box").hidden = s.state !== "scheduled";
     $("open-rehearsal").hidden = !s.rehearsal;
@@ -208,16 +215,20 @@
   // A winner the claim timer made a no-show: said out loud, not just a card that leaves.
   function announce() {
     const gone = [];
+    let fresh = false;
     for (const p of summary.picks) {
       const was = states.get(p.pick);
+      if (primed && was === undefined && p.state === "pending") fresh = true;
       const timer = RAPS.secondsLeft(p.deadline) < 2; // the claim time ran out
       if (was === "pending" && p.state === "no_show" && timer && !mine.has(`${summary.session_id}:${p.pick}`)) gone.push(p);
       states.set(p.pick, p.state);
     }
+    primed = true;
+    if (fresh) HHCues.cue("winner");
     if (!gone.length) return;
     const what = gone.map((p) => `#${p.pick} ${RAPS.KIND[p.kind]} ${p.slot}`).join(", ");
     toast(`No-show: ${what} did not claim in time — redraw when ready`, true);
-    if (navigator.vibrate) navigator.vibrate([300, 120, 300]);
+    HHCues.cue("no_show"); // a sound and a vibration, unless muted
   }
 
   function renderDraw(kind) {
@@ -239,6 +250,11 @@
     $(`draw-${kind}-sub`).textContent = free ? `slot ${free} of ${quota} · ${filled.size} filled` : "";
     button.classList.toggle("redraw", redraw);
     setBlocked(button, !free);
+  }
+
+  function claimSeconds() {
+    const listed = sessions.find((x) => x.session_id === summary.session_id);
+    return summary.claim_seconds || (listed && listed.claim_seconds) || 0;
   }
 
   function counter(p) {
@@ -271,6 +287,8 @@
         command(`picks/${p.pick}/no-show`, {}, `no-show #${p.pick}`, noShow);
       });
       actions.append(verify, el("div", { class: "row" }, noShow, voidButton));
+      card.append(HHExtras.paLine(p, promoName(summary.promotion_id), claimSeconds(), toast),
+        HHExtras.idCheck(summary.session_id, p));
     } else {
       actions.append(prizePanel(p), voidButton);
     }
@@ -387,6 +405,8 @@
       $("verify-link").href = `${base}/verification`;
       $("export-link").href = `${base}/export`;
       $("export-link").hidden = !["admin", "auditor"].includes(me.role);
+      $("report-link").href = `/report#${encodeURIComponent(s.session_id)}`;
+      $("report-link").hidden = !["marketing", "admin", "auditor"].includes(me.role);
       if (!verification) {
         verification = "loading";
         RAPS.getJSON(`${base}/verification`).then((v) => {
@@ -425,7 +445,14 @@
       const claim = Number(c.dataset.claim) || 90;
       c.textContent = left > 0 ? String(Math.ceil(left)) : "0";
       c.setAttribute("aria-label", `${c.textContent} seconds left to claim`);
-      c.classList.toggle("warn", left <= Math.min(30, claim / 3) && left > Math.min(10, claim / 6));
+      const warnAt = Math.min(30, claim / 3);
+      // "30 s left" (a third of a shorter claim time): one cue, once it is crossed
+      if (left > warnAt) c.dataset.above = "1";
+      else if (c.dataset.above === "1" && left > 0) {
+        c.dataset.above = "0";
+        HHCues.cue("warn");
+      }
+      c.classList.toggle("warn", left <= warnAt && left > Math.min(10, claim / 6));
       c.classList.toggle("critical", left <= Math.min(10, claim / 6));
     }
   }
@@ -443,6 +470,7 @@
     $("site").textContent = me.site.name;
     $("who").textContent = `${me.user} · ${me.role}`;
     $("sign-out").addEventListener("click", RAPS.signOut);
+    HHCues.bind($("mute"));
     $("back").addEventListener("click", showChoose);
     $("net-retry").addEventListener("click", () => commands.retryNow());
     $("live-confirm").addEventListener("input", () => {

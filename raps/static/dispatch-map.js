@@ -1,0 +1,133 @@
+// The dispatch screen's floor map: the SVG from /api/floor.svg, every pending winner's
+// spot ringed and numbered.  Labels are sized in screen pixels, not map units: an area
+// name, a table number, a bank name and a ring's pick number are at least MIN_PX on the
+// screen (read across a room), and a label that cannot be that large where it stands is
+// left out (the cards name every place).  A ring, at the largest its pulse grows, never
+// reaches an area's name.
+"use strict";
+const DMap = (() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  const MIN_PX = 16;
+  const PULSE = 1.6; // the ring's animation scales it up to this
+  let svg = null;
+  const spots = new Map(); // "m:<machine>" or "s:<table>:<seat>" -> element
+
+  async function load(box) {
+    const r = await fetch("/api/floor.svg", { credentials: "same-origin" });
+    if (r.status === 401) { RAPS.toLogin(); return null; }
+    if (!r.ok) return null;
+    const doc = new DOMParser().parseFromString(await r.text(), "image/svg+xml");
+    svg = document.importNode(doc.documentElement, true);
+    box.replaceChildren(svg);
+    for (const m of svg.querySelectorAll("[data-machine]")) spots.set("m:" + m.dataset.machine, m);
+    for (const s of svg.querySelectorAll(".seat[data-seat]")) spots.set(`s:${s.dataset.table}:${s.dataset.seat}`, s);
+    return svg;
+  }
+
+  // screen pixels per map unit
+  function scale() {
+    const m = svg && svg.getScreenCTM();
+    return m && m.a > 0 ? m.a : 0;
+  }
+
+  // A label `px` screen pixels high, or hidden when it would not fit `room` map units.
+  function size(node, px, k, room) {
+    const units = px / k;
+    const fits = room === undefined || units <= room;
+    node.style.fontSize = `${units}px`;
+    node.classList.toggle("no-room", !fits);
+  }
+
+  // Every label at least MIN_PX on screen (areas a little more), where it fits.
+  function fitLabels() {
+    const k = scale();
+    if (!svg || !k) return;
+    for (const t of svg.querySelectorAll(".area-label")) {
+      const box = t.parentNode.querySelector(".area-box");
+      const w = box ? Number(box.getAttribute("width")) : Infinity;
+      // the name runs along the area's top: as large as 2 units, at least MIN_PX + 4
+      const units = Math.max(2, (MIN_PX + 4) / k);
+      const fits = units * 0.62 * t.textContent.length <= w;
+      t.style.fontSize = `${fits ? units : Math.max(MIN_PX / k, w / (0.62 * t.textContent.length))}px`;
+      t.classList.toggle("no-room", !fits && w / (0.62 * t.textContent.length) < MIN_PX / k);
+    }
+    for (const t of svg.querySelectorAll(".table-label")) size(t, Math.max(MIN_PX, 0.9 * k), k, 1.8);
+    for (const t of svg.querySelectorAll(".bank-labels text")) size(t, Math.max(MIN_PX, 0.7 * k), k, 1.3);
+  }
+
+  function spotOf(p) {
+    const loc = p.location || {};
+    return loc.kind === "slots" ? spots.get("m:" + loc.machine) : spots.get(`s:${loc.table}:${loc.seat}`);
+  }
+
+  // The largest ring radius at (cx, cy) whose pulse stays clear of every area name.
+  function clearRadius(cx, cy, r, names) {
+    let out = r;
+    for (const b of names) {
+      const dx = Math.max(b.x - cx, 0, cx - (b.x + b.width));
+      const dy = Math.max(b.y - cy, 0, cy - (b.y + b.height));
+      out = Math.min(out, (Math.hypot(dx, dy) - 0.15) / PULSE);
+    }
+    return Math.max(out, 0.35);
+  }
+
+  // marks: [{ s, p, critical }] (pending winners, soonest first)
+  function render(marks) {
+    if (!svg) return;
+    fitLabels();
+    const layer = svg.querySelector(".marks");
+    for (const hit of svg.querySelectorAll(".hit")) hit.classList.remove("hit");
+    const vb = svg.viewBox.baseVal;
+    const base = Math.max(1.5, Math.min(vb.width, vb.height) / 18);
+    const names = [...svg.querySelectorAll(".area-label:not(.no-room)")].map((t) => t.getBBox());
+    const k = scale() || 1;
+    const nodes = [];
+    for (const { s, p, critical } of marks) {
+      const spot = spotOf(p);
+      if (!spot) continue;
+      spot.classList.add("hit");
+      const box = spot.getBBox();
+      const cx = box.x + box.width / 2;
+      const cy = box.y + box.height / 2;
+      const r = clearRadius(cx, cy, base, names);
+      // the number's badge sits inside the ring's reach, so it is clear of the names too
+      const badgeR = Math.max(r * 0.55, (MIN_PX * 0.75) / k);
+      const off = Math.max(0, r * PULSE - badgeR) / Math.SQRT2;
+      const g = document.createElementNS(SVG, "g");
+      g.setAttribute("class", "mark");
+      g.dataset.pick = String(p.pick);
+      g.dataset.session = s.session_id;
+      const ring = circle("ring" + (critical ? " critical" : ""), cx, cy, r);
+      const badge = circle("mark-badge" + (critical ? " critical" : ""), cx + off, cy - off, badgeR);
+      const label = document.createElementNS(SVG, "text");
+      label.setAttribute("class", "mark-label");
+      label.setAttribute("x", cx + off);
+      label.setAttribute("y", cy - off);
+      label.style.fontSize = `${Math.max(badgeR * 1.3, MIN_PX / k)}px`;
+      label.textContent = String(p.pick);
+      g.append(ring, badge, label);
+      nodes.push(g);
+    }
+    layer.replaceChildren(...nodes);
+  }
+
+  function circle(cls, cx, cy, r) {
+    const c = document.createElementNS(SVG, "circle");
+    c.setAttribute("class", cls);
+    c.setAttribute("cx", cx);
+    c.setAttribute("cy", cy);
+    c.setAttribute("r", r);
+    return c;
+  }
+
+  // a ring turns red with its card
+  function setCritical(isCritical) {
+    if (!svg) return;
+    for (const g of svg.querySelectorAll(".mark")) {
+      const critical = isCritical(g.dataset.session, g.dataset.pick);
+      for (const x of g.querySelectorAll(".ring, .mark-badge")) x.classList.toggle("critical", critical);
+    }
+  }
+
+  return { load, render, fitLabels, setCritical, MIN_PX, PULSE, get svg() { return svg; } };
+})();

@@ -1,0 +1,81 @@
+// The handheld's sound and vibration cues: a new winner, 30 s left to claim, a no-show.
+// Tones are made on the phone with the Web Audio API (no audio file, nothing from a CDN);
+// the vibration where the phone has one (navigator.vibrate).  The header's mute switch
+// silences both and is remembered on the device (localStorage "raps.cues.muted").
+"use strict";
+const HHCues = (() => {
+  const KEY = "raps.cues.muted";
+  const CUES = {
+    // [frequency Hz, seconds] per tone, and the vibration pattern (ms)
+    winner: { tones: [[660, 0.12], [880, 0.18]], vibrate: [120] },
+    warn: { tones: [[880, 0.1], [880, 0.1], [880, 0.1]], vibrate: [80, 60, 80] },
+    no_show: { tones: [[440, 0.25], [330, 0.35]], vibrate: [300, 120, 300] },
+  };
+  const log = []; // every cue given: { cue, sound, vibrate } (the page tests read it)
+  let ctx = null;
+
+  function muted() {
+    return localStorage.getItem(KEY) === "1";
+  }
+
+  function audio() {
+    const Ctx = window.AudioContext || window.webkitAudioContext;
+    if (!Ctx) return null;
+    if (!ctx) ctx = new Ctx();
+    if (ctx.state === "suspended") ctx.resume().catch(() => {});
+    return ctx;
+  }
+
+  function tones(list) {
+    const a = audio();
+    if (!a) return false;
+    let t = a.currentTime + 0.01;
+    for (const [freq, secs] of list) {
+      const osc = a.createOscillator();
+      const gain = a.createGain();
+      osc.type = "square";
+      osc.frequency.value = freq;
+      gain.gain.setValueAtTime(0.0001, t);
+      gain.gain.exponentialRampToValueAtTime(0.3, t + 0.01);
+      gain.gain.exponentialRampToValueAtTime(0.0001, t + secs);
+      osc.connect(gain).connect(a.destination);
+      osc.start(t);
+      osc.stop(t + secs + 0.02);
+      t += secs + 0.06;
+    }
+    return true;
+  }
+
+  // Give cue `name` ("winner", "warn", "no_show"), unless muted.
+  function cue(name) {
+    const c = CUES[name];
+    if (!c || muted()) {
+      log.push({ cue: name, sound: false, vibrate: false, muted: true });
+      return;
+    }
+    let sound = false;
+    try { sound = tones(c.tones); } catch (_) { sound = false; }
+    const vibrate = Boolean(navigator.vibrate && navigator.vibrate(c.vibrate));
+    log.push({ cue: name, sound, vibrate, muted: false });
+  }
+
+  // The header's switch: aria-pressed="true" while muted.
+  function bind(button) {
+    const show = () => {
+      const m = muted();
+      button.setAttribute("aria-pressed", String(m));
+      button.textContent = m ? "Muted" : "Sound";
+      button.title = m ? "Cues are muted: tap for sound and vibration" : "Tap to mute sound and vibration";
+    };
+    button.addEventListener("click", () => {
+      localStorage.setItem(KEY, muted() ? "0" : "1");
+      show();
+      if (!muted()) audio(); // a tap lets the page make sound from now on
+    });
+    // the first tap anywhere unlocks audio (browsers keep it off until a gesture)
+    document.addEventListener("pointerdown", () => { if (!muted()) audio(); }, { once: true });
+    show();
+  }
+
+  return { cue, bind, muted, log, CUES };
+})();
