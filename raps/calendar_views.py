@@ -78,11 +78,10 @@ def month_view(service: Service, month: date) -> dict[str, Any]:
     start = datetime(month.year, month.month, 1, tzinfo=tz)
     end = (start + timedelta(days=32)).replace(day=1)
     now = service.clock()
-    items = [i for i in _all_items(service) if start <= datetime.fromisoformat(i["at"]) < end]
+    every = _all_items(service)
+    items = [i for i in every if start <= datetime.fromisoformat(i["at"]) < end]
     upcoming = [
-        i
-        for i in _all_items(service)
-        if datetime.fromisoformat(i["at"]) > now and i.get("state") != "cancelled"
+        i for i in every if datetime.fromisoformat(i["at"]) > now and i.get("state") != "cancelled"
     ]
     return {
         "month": f"{month:%Y-%m}",

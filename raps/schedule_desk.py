@@ -25,11 +25,10 @@ from selector.schedule import (
     STREAM,
     PromotionPlan,
     Schedule,
-    ScheduleError,
     SessionPlan,
     Status,
 )
-from selector.session import Command, DrawSession, SessionState
+from selector.session import Command, DrawSession, SessionError, SessionState
 
 
 class ScheduleUnavailable(RuntimeError):
@@ -85,8 +84,6 @@ class ScheduleDesk:
         """A proposed session waits for an admin's approval before it opens."""
         plan = self.schedule.sessions.get(session_id)
         if plan is not None and plan.status == Status.PROPOSED:
-            from selector.session import SessionError
-
             raise SessionError(
                 f"session {session_id} is proposed and not approved yet: an admin approves "
                 "it on the calendar page"
@@ -204,8 +201,3 @@ class ScheduleDesk:
             plan.session_id, plan.promotion_id, self.floor, plan.rules(), records or [],
             seed, rehearsal=plan.rehearsal,
         )  # fmt: skip
-
-
-def schedule_error_view(e: ScheduleError) -> dict[str, str]:
-    """What the page shows of a refusal: the field and why."""
-    return {"field": e.key, "detail": e.reason}
