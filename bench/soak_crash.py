@@ -112,8 +112,9 @@ class CrashSoak(RecoveryChecks):
         """Some acknowledged commands, one kill -9 at a random point, restart, check.
 
         The first three cycles of a session use each kind of kill once (in random
-        order); the last two make sure that a pending pick crosses a restart and that
-        a claim deadline passes while the daemon is down, if chance has not done so.
+        order); the last three make sure that a pending pick crosses a restart (two
+        tries) and that a claim deadline passes while the daemon is down, if chance has
+        not done so.
         """
         rng = self.rng
         with self.timed("commands"):
@@ -124,7 +125,7 @@ class CrashSoak(RecoveryChecks):
         else:
             mode = rng.choices(["idle", "in_flight", "startup"], [35, 55, 10])[0]
         hold_until: datetime | None = None
-        if j == total - 2 and not self.seen_this_session(KEEPS_DEADLINE):
+        if total - 3 <= j < total - 1 and not self.seen_this_session(KEEPS_DEADLINE):
             mode = "draw_then_kill"
         elif j == total - 1 and not self.seen_this_session(EXPIRES_WHILE_DOWN):
             mode = "hold_down"

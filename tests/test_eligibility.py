@@ -345,7 +345,7 @@ def test_session_rules_defaults_are_the_seed() -> None:
     rules = SessionRules()
     assert rules.quotas == {PoolKind.SLOTS: 6, PoolKind.TABLES: 4}
     assert rules.claim_seconds == 90.0
-    assert rules.exclude_no_shows
+    assert not rules.exclude_no_shows  # 003: "selected more than once, win only once"
     assert rules.exclude_voided
 
 

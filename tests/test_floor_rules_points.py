@@ -12,7 +12,7 @@ import math
 from datetime import datetime, timedelta
 from fractions import Fraction
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from selector.floor import ELIGIBLE, Floor
@@ -95,7 +95,7 @@ def test_slot_games_count_at_their_own_time() -> None:
 minute_cuts = st.lists(st.integers(1, 899), unique=True, max_size=12).map(sorted)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     offset=st.integers(0, 3 * 3600),
     total=st.integers(1, 900),
@@ -133,7 +133,7 @@ figures = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     offset=st.integers(0, 12 * 3600),
     steps=figures,
