@@ -425,6 +425,6 @@ def test_the_end_of_session_report_matches_the_journal(
     assert as_bearer(floor, AUDIT_TOKEN, "/api/sessions/W4/report.csv").text == text
     wall = pages(**WALL)
     sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
-    # with the wall screen's sign-in (its cookies), not through the page: the dispatch
-    # page may still be loading, and an evaluate would race its navigation
-    assert wall.context.request.get(f"{floor.url}/api/sessions/W4/report").status == 403
+    # once the wall screen is up (an evaluate during its load would race the navigation)
+    expect(wall.locator("#d-conn")).to_have_text("LIVE")
+    assert wall.evaluate("fetch('/api/sessions/W4/report').then(r => r.status)") == 403
