@@ -671,6 +671,7 @@ class DrawSession:
         def action() -> Outcome:
             self._require(SessionState.OPEN)
             self._expire(cmd.at)
+            self._void_excluded(cmd.at)  # before the pending ones are listed and voided
             pending = self.pending()
             if pending and not force:
                 raise SessionError(
