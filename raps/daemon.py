@@ -162,6 +162,8 @@ class Daemon:
                     seed=play_seed,
                     events_per_second=sim_cfg.events_per_second,
                     source=f"sim{int(start.timestamp())}",
+                    # the same casino at every start: only the play differs when unseeded
+                    directory_seed=None if sim_cfg.seed is not None else 0,
                 )
 
             warmup = timedelta(seconds=sim_cfg.warmup_seconds)

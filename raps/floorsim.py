@@ -81,7 +81,10 @@ class FloorSimulator:
         events_per_second: float = 2000.0,
         source: str = "sim",
         occupancy: float = 0.6,
+        directory_seed: int | None = None,
     ) -> None:
+        """`directory_seed` fixes who the players are (tier, name, exclusions) apart from
+        how they play; without it the directory follows `seed`."""
         if players < 1:
             raise ValueError("the simulator needs at least one player")
         self.layout = layout
@@ -91,7 +94,8 @@ class FloorSimulator:
         self.source = source
         self.occupancy = occupancy
         self._n = 0
-        self.players = [self._make_player(i) for i in range(players)]
+        who = self.rng if directory_seed is None else random.Random(directory_seed)
+        self.players = [self._make_player(i, who) for i in range(players)]
         self._idle = list(range(players))  # indexes of players not on the floor
         self.rng.shuffle(self._idle)
         self._free_machines = list(layout.machines)
@@ -103,10 +107,11 @@ class FloorSimulator:
         self._busy_seats: list[tuple[str, int]] = []
         self._seat_state: dict[tuple[str, int], tuple[int, int, float]] = {}
 
-    def _make_player(self, i: int) -> SimPlayer:
-        r = self.rng.random()
+    @staticmethod
+    def _make_player(i: int, rng: random.Random) -> SimPlayer:
+        r = rng.random()
         tiers = (Tier.TEN, Tier.JACK, Tier.QUEEN, Tier.KING, Tier.ACE)
-        tier = tiers[min(4, int(self.rng.expovariate(1.2)))]
+        tier = tiers[min(4, int(rng.expovariate(1.2)))]
         exclusions: frozenset[Exclusion] = frozenset()
         if r < 0.01:
             exclusions = frozenset({Exclusion.SELF_EXCLUDED})
@@ -114,14 +119,14 @@ class FloorSimulator:
             exclusions = frozenset({Exclusion.REFUSAL_OF_ENTRY})
         elif r < 0.018:
             exclusions = frozenset({Exclusion.STAFF_OR_ASSOCIATE})
-        name = f"{self.rng.choice(FIRST_NAMES)} {chr(65 + self.rng.randrange(26))}."
+        name = f"{rng.choice(FIRST_NAMES)} {chr(65 + rng.randrange(26))}."
         return SimPlayer(
             card=f"{6_000_000_000 + i * 7919 % 1_000_000_000:010d}",
             tier=tier,
             display_name=name,
-            age_verified=self.rng.random() > 0.004,
+            age_verified=rng.random() > 0.004,
             exclusions=exclusions,
-            in_directory=self.rng.random() > 0.002,
+            in_directory=rng.random() > 0.002,
         )
 
     def _id(self) -> str:
