@@ -198,6 +198,7 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
         [RAPS, "run", "--config", str(cfg), "--ready-file", str(ready), "--create-key"],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
+    d: Daemon | None = None
     try:
         deadline = time.monotonic() + 60
         while not ready.exists():
@@ -213,6 +214,8 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
             time.sleep(0.2)
         yield d
     finally:
+        if d is not None:
+            proc = d.proc  # a test that restarted the daemon hands the new one back here
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
