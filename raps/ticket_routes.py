@@ -11,7 +11,9 @@ No `from __future__ import annotations` here: FastAPI reads the routes' annotati
 which name dependencies defined inside register_ticket_routes.
 """
 
+import math
 from datetime import datetime
+from fractions import Fraction
 from html import escape
 from typing import Annotated, Any
 
@@ -26,6 +28,7 @@ from raps.service import Service
 from raps.tickets.desk import EntryResult, TicketRefused, TicketsUnavailable
 from raps.web_context import WebContext
 from selector.events import check_card
+from selector.floor import decimal_ratio
 from selector.records import Actor
 from selector.tickets import Channel, DrawStatus
 
@@ -202,13 +205,16 @@ def register_ticket_routes(app: FastAPI, web: WebContext) -> None:
 
 
 def _raps_view(service: Service, promo: Any, card: str, now: datetime) -> dict[str, Any]:
-    points = service.floor.points(promo.promotion_id, card, now)
+    points = service.floor.exact_points(promo.promotion_id, card, now)
+    needed = max(Fraction(0), Fraction(*decimal_ratio(promo.threshold_points)) - points)
     return {
         "promotion_id": promo.promotion_id,
         "name": promo.name,
         "threshold_points": promo.threshold_points,
-        "points_today": round(points, 3),
-        "points_needed": round(max(0.0, promo.threshold_points - points), 3),
+        # to the thousandth, today's rounded down and what is missing up: 49.9996 of 50
+        # shows 49.999 today and 0.001 needed, never 50.0 and 0.0
+        "points_today": math.floor(points * 1000) / 1000,
+        "points_needed": math.ceil(needed * 1000) / 1000,
         "window": {
             "start": promo.window.start.isoformat(timespec="minutes"),
             "end": promo.window.end.isoformat(timespec="minutes"),

@@ -781,7 +781,9 @@ class Floor:
         p = self._player(ev.card)
         p.seen = self.now
         n, d = decimal_ratio(ev.points)
-        self._sink_points(p, epoch, round(ev.points * _MILLI), ev.event_id)
+        # milli-points for the ticket ledger, rounded down like every other credit:
+        # 49.9996 points are 49999 milli-points, never the 50,000 that earn a ticket
+        self._sink_points(p, epoch, n * _MILLI // d, ev.event_id)
         if self._credit(p, epoch, n * self._unit // d):  # exact, never rounded up
             self._evaluate(p)
         return None
@@ -959,6 +961,16 @@ class Floor:
             return 0.0
         day = self._clocks[st.window].day_of(on.timestamp())
         return self._points_units(p, st.window, day) / self._unit
+
+    def exact_points(self, promotion_id: str, card: str, on: datetime) -> Fraction:
+        """The same points exactly, for what must round one way (a player told how many
+        points are still needed must never be told none while one is missing)."""
+        st = self._state(promotion_id)
+        p = self._players.get(card)
+        if p is None:
+            return Fraction(0)
+        day = self._clocks[st.window].day_of(on.timestamp())
+        return Fraction(self._points_units(p, st.window, day), self._unit)
 
     @property
     def tracked_players(self) -> int:

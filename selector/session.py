@@ -2,8 +2,9 @@
 
 Rules enforced here (seed 003, "Bonus jackpot sessions"):
 - quotas per pool (6 slot + 4 table winners by default);
-- a player wins at most once per session, a pending player cannot be drawn again,
-  a no-show (and a voided player) is barred for the rest of the session by default;
+- a player wins at most once per session and a pending player cannot be drawn again;
+  a voided player is barred for the rest of the session by default, a no-show only
+  when the rules say so (003: "selected more than once, win only once");
 - a winner has `claim_seconds` (90) to present, else no-show and a redraw into the
   same slot; pending or verified picks can be voided with a reason, then redrawn;
 - every command carries an id: a retried command returns its first result and

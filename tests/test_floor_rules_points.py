@@ -201,6 +201,41 @@ def test_49_9996_points_from_the_casino_system_are_below_50() -> None:
     assert floor.check("raps", "C1") == ELIGIBLE
 
 
+def test_49_9996_points_earn_the_ticket_ledger_49999_milli_points_not_50000() -> None:
+    """The points sink (the ticket ledger, 50 points a ticket) gets milli-points rounded
+    down like every other credit: 49.9996 points must not earn a ticket."""
+    got: list[int] = []
+    floor = Floor(
+        small_layout(),
+        [Promotion("raps")],
+        EarnRules("events"),
+        points_sink=lambda _cell, _epoch, milli, _eid: got.append(milli),
+    )
+    ev = Events()
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.points("C1", 49.9996))
+    assert sum(got) == 49_999
+    floor.apply(ev.points("C1", 0.0004))
+    assert sum(got) == 49_999  # each credit on its own: 0.4 milli-points are none
+
+
+def test_a_player_short_by_0_0004_is_told_0_001_needed_never_0() -> None:
+    """The kiosk's "am I qualified": today's points round down, what is missing up."""
+    from types import SimpleNamespace
+
+    from raps.ticket_routes import _raps_view
+
+    floor, ev = events_floor(), Events()
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.points("C1", 49.9996))
+    promo = floor.promotion("raps")
+    view = _raps_view(SimpleNamespace(floor=floor), promo, "C1", local(12, 0))  # type: ignore[arg-type]
+    assert view["points_today"] == 49.999 and view["points_needed"] == 0.001
+    floor.apply(ev.points("C1", 12.0004))
+    view = _raps_view(SimpleNamespace(floor=floor), promo, "C1", local(12, 0))  # type: ignore[arg-type]
+    assert view["points_today"] == 62.0 and view["points_needed"] == 0.0
+
+
 def test_decimal_points_add_up_as_written() -> None:
     """0.1 + 0.2 + ... as the CMS wrote them, not as binary floats: 500 x 0.1 is 50."""
     floor, ev = events_floor(), Events()

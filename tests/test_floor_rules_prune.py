@@ -9,14 +9,20 @@ with points today is kept: its directory entry may still arrive and admit it.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from raps.config.floor import FloorConfig, SimulateConfig
+from raps.metrics import Metrics
+from raps.seal import SeedSealer
+from raps.service import Service
+from raps.store.database import open_engine
 from selector.floor import ELIGIBLE, Floor
 from selector.promotion import EarnRules, Promotion
-from tests.builders import Events, local, raps_floor, small_layout
+from tests.builders import NOON, Events, local, raps_floor, small_layout
+from tests.daemon_helpers import SEED_KEY, Clock, floor_config
 
 
 def plays_and_leaves(floor: Floor, ev: Events, card: str, start: datetime, games: int) -> None:
@@ -145,3 +151,19 @@ def test_the_floor_config_has_the_key_with_its_default() -> None:
     assert tuned.prune_unknown_after_seconds == 600
     with pytest.raises(ValidationError):
         FloorConfig(simulate=sim, prune_unknown_after_seconds=0)
+
+
+def test_the_service_gives_the_floor_the_configured_prune_time(tmp_path: Path) -> None:
+    """`floor.prune_unknown_after_seconds` reaches the daemon's floor: an unknown card is
+    forgotten after the configured 600 s, not the default hour."""
+    cfg = floor_config(f"sqlite:///{tmp_path / 'raps.db'}", tmp_path)
+    floor = cfg.floor.model_copy(update={"prune_unknown_after_seconds": 600.0})
+    cfg = cfg.model_copy(update={"floor": floor})
+    service = Service(cfg, open_engine(cfg.storage.url), SeedSealer(SEED_KEY), Metrics(), Clock())
+    assert service.floor.prune_unknown_after == 600.0
+    ev = Events(NOON)
+    assert service.ingest([ev.card_in("M01", "GUEST"), ev.card_out("M01", "GUEST")], "t") == 2
+    service.floor.advance(NOON + timedelta(seconds=599))
+    assert service.floor.tracked_players == 1
+    service.floor.advance(NOON + timedelta(seconds=601))
+    assert service.floor.tracked_players == 0
