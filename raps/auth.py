@@ -50,6 +50,9 @@ RUNNERS = frozenset({"marketing", "admin"})  # run draw sessions
 READERS = STAFF  # read sessions, pools and the journal head
 WATCHERS = frozenset({"marketing", "security", "admin"})  # live session updates
 DISPATCHERS = frozenset({"security", "admin"})  # the dispatch screen and floor map
+# a winner's claim (raps.claim_routes): security goes en route (DISPATCHERS), marketing
+# finds the winner absent (RUNNERS), an admin extends a countdown once
+EXTENDERS = frozenset({"admin"})
 OPERATORS = frozenset({"ops", "admin"})  # pools and health page
 AUDITORS = frozenset({"auditor", "admin"})  # journal export
 REPORT_READERS = frozenset({"marketing", "admin", "auditor"})  # end-of-session reports

@@ -40,6 +40,8 @@ def session_row(service: Service, plan: SessionPlan) -> dict[str, Any]:
         "claim_seconds": plan.claim_seconds,
         "exclude_no_shows": plan.exclude_no_shows,
         "exclude_voided": plan.exclude_voided,
+        "claim_starts": plan.claim_starts,
+        "max_en_route_seconds": plan.max_en_route_seconds,
         "rehearsal": plan.rehearsal,
         "status": plan.status.value,
         "state": state,

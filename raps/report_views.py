@@ -27,6 +27,14 @@ COLUMNS = (
     "location",
     "drawn_at",
     "drawn_by",
+    "en_route_at",
+    "en_route_by",
+    "absent_at",
+    "absent_by",
+    "escalated_at",
+    "extended_seconds",
+    "extended_by",
+    "extension_reason",
     "deadline",
     "resolved_at",
     "resolved_by",
@@ -38,6 +46,8 @@ COLUMNS = (
     "envelope",
     "void_reason",
 )
+
+CLAIM_STEPS = ("pick.en_route", "pick.absent", "pick.escalated", "pick.extended")
 
 _OUTCOME = {
     "pick.verified": "verified",
@@ -61,10 +71,47 @@ def _who(act: Act | None) -> str:
     return "" if act is None else actor_text(act.actor, act.data)
 
 
+def claim_acts(records: Sequence[Record]) -> dict[int, dict[str, Act]]:
+    """Each pick's claim steps (selector.claims), the last record of each type."""
+    out: dict[int, dict[str, Act]] = {}
+    for rec in records:
+        number = rec.data.get("pick")
+        if rec.type in CLAIM_STEPS and isinstance(number, int):
+            out.setdefault(number, {})[rec.type] = Act(rec.type, rec.at, rec.actor, rec.data)
+    return out
+
+
+def _claim_columns(steps: dict[str, Act], tz: ZoneInfo) -> dict[str, str]:
+    """When security went, who found the winner absent, the escalation and extension."""
+    go, gone = steps.get("pick.en_route"), steps.get("pick.absent")
+    up, more = steps.get("pick.escalated"), steps.get("pick.extended")
+    return {
+        "en_route_at": _when(go.at if go else None, tz),
+        "en_route_by": str(go.data.get("officer", "")) if go else "",
+        "absent_at": _when(gone.at if gone else None, tz),
+        "absent_by": _who(gone),
+        "escalated_at": _when(up.at if up else None, tz),
+        "extended_seconds": f"{float(more.data['seconds']):g}" if more else "",
+        "extended_by": _who(more),
+        "extension_reason": str(more.data.get("reason", "")) if more else "",
+    }
+
+
+def _deadline(drawn: dict[str, Any], steps: dict[str, Act], tz: ZoneInfo) -> str:
+    """The pick's last deadline: the extension's, absent's (the countdown's start) or
+    the draw's; empty while a countdown waiting for "absent" never started."""
+    for step in ("pick.extended", "pick.absent"):
+        if step in steps and steps[step].data.get("deadline"):
+            return _when(datetime.fromisoformat(steps[step].data["deadline"]), tz)
+    at = drawn.get("deadline")
+    return _when(datetime.fromisoformat(at), tz) if at else ""
+
+
 def report_rows(records: Sequence[Record], timezone: str) -> list[dict[str, str]]:
     """One row per pick (redraws included), in draw order, every value as text."""
     tz = ZoneInfo(timezone)
     rows: list[dict[str, str]] = []
+    claims = claim_acts(records)
     for number, acts in sorted(pick_acts(records).items()):
         drawn = acts.drawn
         if drawn is None:
@@ -87,9 +134,8 @@ def report_rows(records: Sequence[Record], timezone: str) -> list[dict[str, str]
                 "location": _where(d.get("location", {})),
                 "drawn_at": _when(drawn.at, tz),
                 "drawn_by": _who(drawn),
-                "deadline": _when(datetime.fromisoformat(d["deadline"]), tz)
-                if d.get("deadline")
-                else "",
+                **_claim_columns(claims.get(number, {}), tz),
+                "deadline": _deadline(d, claims.get(number, {}), tz),
                 "resolved_at": _when(acts.resolved.at if acts.resolved else None, tz),
                 "resolved_by": _who(acts.resolved),
                 "outcome": _OUTCOME.get(kind, "pending"),

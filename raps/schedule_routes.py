@@ -19,7 +19,7 @@ No `from __future__ import annotations` here: FastAPI reads the routes' annotati
 """
 
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import tomli_w
 from fastapi import Depends, FastAPI, HTTPException, Query, Response
@@ -56,6 +56,8 @@ class SessionFields(BaseModel):
     claim_seconds: float | None = Field(default=None, gt=0, le=3600)
     exclude_no_shows: bool | None = None
     exclude_voided: bool | None = None
+    claim_starts: Literal["draw", "absent"] | None = None
+    max_en_route_seconds: float | None = Field(default=None, ge=0, le=3600)  # 0: no limit
 
 
 class NewSession(Change, SessionFields):
@@ -89,6 +91,8 @@ def register_schedule_routes(app: FastAPI, web: WebContext) -> None:
         for key in ("starts", "ends"):
             if key in given:
                 given[key] = wall_time(given[key], tz, key)
+        if given.get("max_en_route_seconds") == 0:
+            given["max_en_route_seconds"] = None  # 0: no escalation
         return given
 
     async def answer(session_id: str | None, run: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raps.chain import Head
+from raps.claim_commands import ClaimCommands
 from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
 from raps.logs import get_logger
@@ -68,7 +69,7 @@ class CommandResult:
     head: Head | None
 
 
-class Service:
+class Service(ClaimCommands[CommandResult]):
     def __init__(
         self,
         cfg: Config,
@@ -361,13 +362,11 @@ class Service:
         return s
 
     async def tick(self) -> None:
-        """Clock tick: idle players leave pools; overdue or newly excluded winners resolve."""
+        """Clock tick: idle players leave pools; winners overdue, excluded or unreached resolve."""
         now = self.clock()
         self.floor.advance(now)
         for s in self.sessions.values():
-            if s.state == SessionState.OPEN and (
-                any(p.deadline <= now for p in s.pending()) or s.excluded_winners()
-            ):
+            if s.timer_due(now):
                 async with self._lock:
                     await self._journaled(s, partial(s.expire, now), None)
         await self.stage.tick()

@@ -8,7 +8,7 @@ from typing import Any
 from raps.chain import Head
 from raps.redact import mask_card, short_name
 from selector.records import Record
-from selector.session import DrawSession, Pick
+from selector.session import DrawSession, Outcome, Pick
 
 
 def pick_view(p: Pick) -> dict[str, Any]:
@@ -24,13 +24,25 @@ def pick_view(p: Pick) -> dict[str, Any]:
         "card": mask_card(p.card),
         "location": p.location.to_dict(),
         "drawn_at": p.drawn_at.isoformat(),
-        "deadline": p.deadline.isoformat(),
+        # none until the countdown starts (claim_starts "absent": when found absent)
+        "deadline": None if p.deadline is None else p.deadline.isoformat(),
+        "claim": p.claim.to_dict(),
         "prize": None
         if p.prize is None
         else {"amount": p.prize.amount, "kind": p.prize.kind.value, "envelope": p.prize.envelope},
         "void_reason": p.void_reason,
         "pool_size": p.pool_size,
         "pool_digest": p.pool_digest,
+    }
+
+
+def command_answer(outcome: Outcome, head: Head | None) -> dict[str, Any]:
+    """A session command's answer: the pick it touched, whether it was a retry, the head."""
+    return {
+        "replayed": outcome.replayed,
+        "no_eligible": outcome.no_eligible,
+        "pick": pick_view(outcome.pick) if outcome.pick is not None else None,
+        "journal_head": {"seq": head.seq, "hash": head.hash} if head else None,
     }
 
 
@@ -57,6 +69,9 @@ def session_summary(s: DrawSession, head: Head | None) -> dict[str, Any]:
         "commitment": s.commitment,
         "seed": seed.hex() if seed else None,
         "quotas": {str(k): v for k, v in s.rules.quotas.items()},
+        "claim_seconds": s.rules.claim_seconds,
+        "claim_starts": s.rules.claim_starts.value,
+        "max_en_route_seconds": s.rules.max_en_route_seconds,
         "picks": [pick_view(p) for p in s.picks],
         "journal_head": {"seq": head.seq, "hash": head.hash} if head else None,
     }

@@ -37,12 +37,13 @@ from raps.auth import (
     route_access,
 )
 from raps.body_limit import BodyLimits, invalid_request
+from raps.claim_routes import register_claim_routes
 from raps.config import Config
 from raps.pages import register_pages
 from raps.report_routes import register_report_routes
 from raps.schedule_routes import register_schedule_routes
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
-from raps.session_views import pick_view
+from raps.session_views import command_answer
 from raps.stage_routes import register_stage_routes
 from raps.store.journal import session_export
 from raps.ticket_routes import register_ticket_routes
@@ -302,15 +303,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
         return Response("\n".join(lines) + "\n", media_type="application/x-ndjson")
 
     def answer(result: CommandResult) -> dict[str, Any]:
-        o = result.outcome
-        return {
-            "replayed": o.replayed,
-            "no_eligible": o.no_eligible,
-            "pick": pick_view(o.pick) if o.pick is not None else None,
-            "journal_head": {"seq": result.head.seq, "hash": result.head.hash}
-            if result.head
-            else None,
-        }
+        return command_answer(result.outcome, result.head)
 
     @app.post("/api/sessions/{session_id}/open", tags=["commands"])
     async def open_(
@@ -364,6 +357,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     async def close(session_id: str, body: CloseBody, actor: Runner) -> dict[str, Any]:
         return answer(await service.close(session_id, actor, body.command_id, body.force))
 
+    register_claim_routes(app, web)
     register_pages(app, web)
     register_ticket_routes(app, web)
     register_stage_routes(app, web)

@@ -2,11 +2,14 @@
 the recomputation.
 
 Two kinds of line.  Notes are the session's human decisions, each with who and why:
-every void and every no-show (by the claim timer or by staff).  Anomalies are what an
-honest session does not show and an insider's might: a staff no-show before the claim
-window could have run out, an abandoned draw attempt (a pool requested and never drawn
-from, which is what vetoing a winner by failing its commit leaves), the journal's time
-going backwards, and the rehearsal flag changing inside a session.  `raps verify` exits
+every void, every no-show (by the claim timer or by staff), every extension of a claim
+countdown (by whom, how long, why) and every escalation of a winner nobody reached.
+Anomalies are what an honest session does not show and an insider's might: a staff
+no-show before the claim countdown could have run out (before it started, when it
+starts at "absent", or before an extended deadline), an abandoned draw attempt (a pool
+requested and never drawn from, which is what vetoing a winner by failing its commit
+leaves), the journal's time going backwards, and the rehearsal flag changing inside a
+session.  `raps verify` exits
 with 3 when a journal that verifies has anomalies, 1 when it does not verify.
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 
@@ -34,6 +37,8 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
     rep = SessionReport()
     claim = 0.0
     drawn_at: dict[int, datetime] = {}
+    # pick -> its claim deadline as the records make it (None: the countdown waits)
+    deadline: dict[int, datetime | None] = {}
     requested: dict[int, str] = {}
     rehearsal: bool | None = None
     last_at: datetime | None = None
@@ -61,12 +66,30 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
         n = int(d.get("pick") or 0)
         if t == "session.opened":
             claim = float(d.get("claim_seconds", 0) or 0)
+        elif t in ("pick.absent", "pick.extended"):
+            deadline[n] = _when(d.get("deadline"))
+            if t == "pick.extended":
+                rep.notes.append(
+                    f"pick {n}: claim countdown extended by {d.get('seconds')} s to "
+                    f"{d.get('deadline')} at {at.isoformat()} by {_who(r)}: {d.get('reason')!r}"
+                )
+        elif t == "pick.escalated":
+            why = _ESCALATED.get(str(d.get("reason")), str(d.get("reason")))
+            officer = f" (officer {d['officer']})" if d.get("officer") else ""
+            rep.notes.append(
+                f"pick {n} escalated at {at.isoformat()}: {why} within "
+                f"{d.get('limit_seconds')} s{officer}"
+            )
         elif t == "pick.requested":
             requested[n] = str(d.get("pool_digest"))
         elif t in ("pick.drawn", "pick.no_eligible"):
             requested.pop(n, None)
             if t == "pick.drawn":
                 drawn_at[n] = at
+                # journals older than the claim steps carry no deadline: draw + claim
+                deadline[n] = (
+                    _when(d.get("deadline")) if "deadline" in d else at + timedelta(seconds=claim)
+                )
         elif t == "pick.abandoned":
             requested.pop(n, None)
             rep.anomalies.append(
@@ -83,10 +106,15 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
             how = "by the claim timer" if d.get("by") == "claim_timer" else f"by {_who(r)}"
             after = "" if since is None else f", {since:.0f} s after the draw"
             rep.notes.append(f"pick {n} no-show at {at.isoformat()} {how}{after}")
-            if d.get("by") != "claim_timer" and since is not None and since < claim:
+            due = deadline.get(n, at)
+            if d.get("by") != "claim_timer" and (due is None or at < due):
+                early = f"pick {n} marked a no-show by {_who(r)} {since or 0:.0f} s after the draw"
                 rep.anomalies.append(
-                    f"pick {n} marked a no-show by {_who(r)} {since:.0f} s after "
-                    f"the draw, before its {claim:.0f} s to present ran out"
+                    f"{early}, before the winner was found absent: its {claim:.0f} s to "
+                    "present had not started"
+                    if due is None
+                    else f"{early}, before its {claim:.0f} s to present ran out "
+                    f"({(due - at).total_seconds():.0f} s left)"
                 )
         elif t == "session.closed":
             closed = True
@@ -97,3 +125,16 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
                 "never drawn from before the close"
             )
     return rep
+
+
+_ESCALATED = {
+    "not_acknowledged": "security had not acknowledged the winner",
+    "en_route_too_long": "security was en route too long",
+}
+
+
+def _when(text: Any) -> datetime | None:
+    try:
+        return None if text is None else datetime.fromisoformat(str(text))
+    except ValueError:
+        return None

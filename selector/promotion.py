@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from selector.claims import ClaimStart
 from selector.events import PoolKind, Tier
 from selector.layout import Machine, Table
 from selector.windows import QualifyingWindow
@@ -106,12 +107,23 @@ class SessionRules:
     # [start, end) when a live session may be opened and drawn (003: 18:00-19:00); None:
     # no window. Outside it an admin overrides with a reason, journaled (003 rule 20).
     window: tuple[datetime, datetime] | None = None
+    # the claim countdown starts at the draw, or when the winner is found absent
+    # (selector.claims); a winner not reached this long after the draw (or after
+    # security's acknowledgement) escalates once; None: never
+    claim_starts: ClaimStart = ClaimStart.DRAW
+    max_en_route_seconds: float | None = 120.0
 
     def __post_init__(self) -> None:
         if any(q < 0 for q in self.quotas.values()) or not any(self.quotas.values()):
             raise ValueError("quotas must be >= 0 and at least one must be positive")
         if self.claim_seconds <= 0:
             raise ValueError("claim_seconds must be positive")
+        try:
+            object.__setattr__(self, "claim_starts", ClaimStart(self.claim_starts))
+        except ValueError:
+            raise ValueError(f"claim_starts must be one of {', '.join(ClaimStart)}") from None
+        if self.max_en_route_seconds is not None and self.max_en_route_seconds <= 0:
+            raise ValueError("max_en_route_seconds must be positive (or None: no limit)")
         if self.window is not None:
             start, end = self.window
             if start.tzinfo is None or end.tzinfo is None:

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from selector.calendar import Calendar, CalendarError, aware
 from selector.calendar_spec import SpecError, plain, read_calendar, read_period, write_period
+from selector.claims import ClaimStart
 from selector.events import PoolKind
 from selector.promotion import SessionRules
 from selector.records import Actor, Record
@@ -38,9 +39,20 @@ EDITABLE = (
     "claim_seconds",
     "exclude_no_shows",
     "exclude_voided",
+    "claim_starts",
+    "max_en_route_seconds",
 )
 TEMPLATE_KEYS = frozenset(
-    {"window", "slots", "tables", "claim_seconds", "exclude_no_shows", "exclude_voided"}
+    {
+        "window",
+        "slots",
+        "tables",
+        "claim_seconds",
+        "exclude_no_shows",
+        "exclude_voided",
+        "claim_starts",
+        "max_en_route_seconds",
+    }
 )
 _ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 _MAX_CLAIM = 3600.0
@@ -86,6 +98,10 @@ class SessionPlan:
     name: str = ""
     status: Status = Status.APPROVED
     occurrence: str | None = None  # the calendar occurrence it was made for ("%Y-%m-%d %H:%M")
+    # the claim countdown starts at the "draw" or when the winner is found "absent"; a
+    # winner not reached within max_en_route_seconds escalates (None: never)
+    claim_starts: str = ClaimStart.DRAW.value
+    max_en_route_seconds: float | None = 120.0
 
     def rules(self) -> SessionRules:
         return SessionRules(
@@ -94,6 +110,8 @@ class SessionPlan:
             exclude_no_shows=self.exclude_no_shows,
             exclude_voided=self.exclude_voided,
             window=None if self.ends is None else (self.starts, self.ends),
+            claim_starts=ClaimStart(self.claim_starts),
+            max_en_route_seconds=self.max_en_route_seconds,
         )
 
     def to_data(self) -> dict[str, Any]:
@@ -402,6 +420,13 @@ class Schedule:
         for flag in ("exclude_no_shows", "exclude_voided", "rehearsal"):
             if not isinstance(getattr(plan, flag), bool):
                 raise ScheduleError(flag, "true or false")
+        if plan.claim_starts not in tuple(ClaimStart):
+            raise ScheduleError("claim_starts", f"one of {', '.join(ClaimStart)}")
+        m = plan.max_en_route_seconds
+        if m is not None and (
+            not isinstance(m, int | float) or isinstance(m, bool) or not 0 < m <= _MAX_CLAIM
+        ):
+            raise ScheduleError("max_en_route_seconds", f"above 0 and at most {_MAX_CLAIM:.0f}")
         if plan.starts.tzinfo is None or (plan.ends is not None and plan.ends.tzinfo is None):
             raise ScheduleError("starts", "a time with its zone")
         if plan.ends is None and require_window:
@@ -512,7 +537,10 @@ def _template(spec: Mapping[str, Any]) -> dict[str, Any]:
         raise ScheduleError(
             f"calendar_sessions.{unknown[0]}", f"unknown key ({', '.join(sorted(TEMPLATE_KEYS))})"
         )
-    return {"window": "raps", **spec}
+    out = {"window": "raps", **spec}
+    if out.get("max_en_route_seconds") == 0:  # TOML has no null: 0 is no limit
+        out["max_en_route_seconds"] = None
+    return out
 
 
 def _in_period(at: datetime, period: tuple[date, date] | None, tz: str) -> bool:

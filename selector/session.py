@@ -7,6 +7,11 @@ Rules enforced here (seed 003, "Bonus jackpot sessions"):
   when the rules say so (003: "selected more than once, win only once");
 - a winner has `claim_seconds` (90) to present, else no-show and a redraw into the
   same slot; pending or verified picks can be voided with a reason, then redrawn;
+- between the draw and the ID a pending pick's claim goes drawn -> en route (security
+  acknowledges, with the officer's name) -> absent (the winner is not there), and the
+  countdown starts at the draw or at absent (`claim_starts`, selector.claims); a winner
+  not reached within `max_en_route_seconds` escalates once; an admin may extend a
+  running countdown once, with a reason;
 - every command carries an id: a retried command returns its first result and
   changes nothing, so a handheld that lost its connection cannot draw twice.
 
@@ -19,11 +24,24 @@ pending picks, attempts and barred cards; split, each half would reach into the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from selector.claims import (
+    Claim,
+    ClaimError,
+    ClaimPhase,
+    ClaimStart,
+    absent_deadline,
+    check_absent,
+    check_extension,
+    check_officer,
+    drawn_deadline,
+    escalation_due,
+    escalation_reason,
+)
 from selector.events import PoolKind
 from selector.fairness import SEED_BYTES, commitment, pick_index, pool_digest
 from selector.floor import ELIGIBLE, Floor
@@ -102,7 +120,7 @@ class Pick:
     display_name: str
     tier: str
     drawn_at: datetime
-    deadline: datetime
+    deadline: datetime | None  # None while the countdown waits for "absent"
     pool_size: int
     pool_digest: str
     index: int
@@ -110,6 +128,7 @@ class Pick:
     prize: Prize | None = None
     void_reason: str | None = None
     resolved_at: datetime | None = None
+    claim: Claim = field(default_factory=Claim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +329,8 @@ class DrawSession:
                 claim_seconds=self.rules.claim_seconds,
                 exclude_no_shows=self.rules.exclude_no_shows,
                 exclude_voided=self.rules.exclude_voided,
+                claim_starts=self.rules.claim_starts.value,
+                max_en_route_seconds=self.rules.max_en_route_seconds,
             )
             return Outcome(())
 
@@ -468,7 +489,7 @@ class DrawSession:
             return Outcome((), no_eligible=True)
         profile = floor.profile(card)
         assert profile is not None
-        deadline = cmd.at + timedelta(seconds=self.rules.claim_seconds)
+        deadline = drawn_deadline(self.rules.claim_starts, cmd.at, self.rules.claim_seconds)
         pick = Pick(
             number=number,
             kind=kind,
@@ -502,7 +523,7 @@ class DrawSession:
             pool_digest=digest,
             index=index,
             rejected_blocks=rejected,
-            deadline=deadline.isoformat(),
+            deadline=None if deadline is None else deadline.isoformat(),
             left_out=left_out,
             pool=candidates,
         )
@@ -517,15 +538,7 @@ class DrawSession:
         type_: str,
         **data: Any,
     ) -> Pick:
-        self._require(SessionState.OPEN)
-        self._expire(cmd.at)
-        self._void_excluded(cmd.at)
-        pick = self._pick(number)
-        if pick.state == PickState.VOID and (pick.void_reason or "").startswith("excluded: "):
-            raise SessionError(
-                f"pick {number}'s winner is {pick.void_reason}: the pick is void, its slot "
-                "free to draw again"
-            )
+        pick = self._live_pick(cmd, number)
         if pick.state not in allowed:
             raise SessionError(f"pick {number} is {pick.state}; cannot mark it {new}")
         self._set_state(pick, new, cmd.at)
@@ -541,6 +554,106 @@ class DrawSession:
             **data,
         )
         return pick
+
+    def _live_pick(self, cmd: Command, number: int) -> Pick:
+        """A pick about to be acted on, once the claim timer and the exclusions are up to
+        date (a winner cannot be verified after the deadline even if the tick was late)."""
+        self._require(SessionState.OPEN)
+        self._expire(cmd.at)
+        self._void_excluded(cmd.at)
+        pick = self._pick(number)
+        if pick.state == PickState.VOID and (pick.void_reason or "").startswith("excluded: "):
+            raise SessionError(
+                f"pick {number}'s winner is {pick.void_reason}: the pick is void, its slot "
+                "free to draw again"
+            )
+        return pick
+
+    def _claim_step(
+        self, cmd: Command, number: int, step: str, check: Any, type_: str, **data: Any
+    ) -> Outcome:
+        """A step of a pending pick's claim (selector.claims): checked, then journaled."""
+        pick = self._live_pick(cmd, number)
+        if pick.state != PickState.PENDING:
+            raise SessionError(f"pick {number} is {pick.state}: no {step} any more")
+        try:
+            more = check(pick)
+        except ClaimError as e:
+            raise SessionError(f"pick {number}: {e}") from None
+        self._emit(
+            cmd,
+            cmd.at,
+            cmd.actor,
+            type_,
+            pick=number,
+            kind=pick.kind,
+            slot=pick.slot,
+            card=pick.card,
+            **data,
+            **more,
+        )
+        return Outcome((), pick=pick)
+
+    def en_route(self, cmd: Command, number: int, officer: str) -> Outcome:
+        """Security acknowledges a winner: `officer` is on the way (or takes it over)."""
+        name = " ".join(officer.split())
+
+        def check(pick: Pick) -> dict[str, Any]:
+            claim = pick.claim
+            before = claim.officer
+            check_officer(claim, name)
+            claim.phase, claim.officer, claim.en_route_at = ClaimPhase.EN_ROUTE, name, cmd.at
+            return {"officer": name, "previous_officer": before}
+
+        return self._run(
+            cmd,
+            ("en_route", number, name),
+            lambda: self._claim_step(cmd, number, "en route", check, "pick.en_route"),
+        )
+
+    def absent(self, cmd: Command, number: int) -> Outcome:
+        """Arrived, the winner is not there: the PA calls them, and in "absent" mode their
+        countdown starts now (the record carries the deadline)."""
+
+        def check(pick: Pick) -> dict[str, Any]:
+            check_absent(pick.claim)
+            rules = self.rules
+            pick.deadline = absent_deadline(
+                rules.claim_starts, cmd.at, rules.claim_seconds, pick.deadline
+            )
+            pick.claim.phase, pick.claim.absent_at = ClaimPhase.ABSENT, cmd.at
+            assert pick.deadline is not None
+            return {"deadline": pick.deadline.isoformat()}
+
+        return self._run(
+            cmd,
+            ("absent", number),
+            lambda: self._claim_step(cmd, number, "absent", check, "pick.absent"),
+        )
+
+    def extend(self, cmd: Command, number: int, seconds: float, reason: str) -> Outcome:
+        """A supervisor's one extension of a running countdown, with the reason."""
+        why = " ".join(reason.split())
+
+        def check(pick: Pick) -> dict[str, Any]:
+            claim = pick.claim
+            before = pick.deadline
+            pick.deadline, _ = check_extension(claim, before, seconds, why)
+            claim.extended_seconds, claim.extended_reason = seconds, why
+            claim.extended_by = cmd.actor.user
+            assert before is not None
+            return {
+                "seconds": seconds,
+                "reason": why,
+                "previous_deadline": before.isoformat(),
+                "deadline": pick.deadline.isoformat(),
+            }
+
+        return self._run(
+            cmd,
+            ("extend", number, seconds, why),
+            lambda: self._claim_step(cmd, number, "extension", check, "pick.extended"),
+        )
 
     def verify(self, cmd: Command, number: int) -> Outcome:
         """The winner presented with ID inside the claim window."""
@@ -605,9 +718,16 @@ class DrawSession:
 
         return self._run(cmd, ("void", number, reason), action)
 
+    def timer_due(self, now: datetime) -> bool:
+        """Whether `expire(now)` has something to do (the daemon's tick asks first)."""
+        if self.state != SessionState.OPEN:
+            return False
+        return self._next_due(now) is not None or bool(self.excluded_winners())
+
     def expire(self, now: datetime) -> list[Record]:
-        """Claim timer: pending picks past their deadline become no-shows; and a winner
-        excluded since the draw (self-exclusion, refusal of entry, a block) is voided."""
+        """Claim timer: pending picks past their deadline become no-shows, winners not
+        reached in time escalate; and a winner excluded since the draw (self-exclusion,
+        refusal of entry, a block) is voided."""
         start = len(self.records)
         if self.state == SessionState.OPEN:
             self._expire(now)
@@ -647,21 +767,45 @@ class DrawSession:
                 reason=reason,
             )
 
+    def _next_due(self, now: datetime) -> tuple[datetime, int, int, Pick] | None:
+        """The claim timer's earliest step due by `now`: (when, 0 no-show / 1 escalation,
+        pick number, pick); a no-show goes first at the same instant."""
+        due: list[tuple[datetime, int, int, Pick]] = []
+        limit = self.rules.max_en_route_seconds
+        for pick in self._pending.values():
+            if pick.deadline is not None and pick.deadline <= now:
+                due.append((pick.deadline, 0, pick.number, pick))
+            at = escalation_due(pick.claim, pick.drawn_at, limit)
+            if at is not None and at <= now:
+                due.append((at, 1, pick.number, pick))
+        return min(due, key=lambda d: d[:3]) if due else None
+
     def _expire(self, now: datetime) -> None:
-        for pick in list(self._pending.values()):
-            if pick.deadline <= now:
-                self._set_state(pick, PickState.NO_SHOW, pick.deadline)
-                self._emit(
-                    None,
-                    pick.deadline,
-                    Actor.system(),
-                    "pick.no_show",
-                    pick=pick.number,
-                    kind=pick.kind,
-                    slot=pick.slot,
-                    card=pick.card,
-                    by="claim_timer",
-                )
+        """Every claim-timer step due by `now`, in time order, each at its own time."""
+        while (due := self._next_due(now)) is not None:
+            at, what, _, pick = due
+            data: dict[str, Any] = {"pick": pick.number, "kind": pick.kind}
+            data.update(slot=pick.slot, card=pick.card)
+            if what == 0:
+                self._set_state(pick, PickState.NO_SHOW, at)
+                self._emit(None, at, Actor.system(), "pick.no_show", **data, by="claim_timer")
+                continue
+            claim = pick.claim
+            reason = escalation_reason(claim)
+            claim.escalated_at = at
+            since = claim.en_route_at if claim.phase == ClaimPhase.EN_ROUTE else pick.drawn_at
+            assert since is not None
+            self._emit(
+                None,
+                at,
+                Actor.system("escalation"),
+                "pick.escalated",
+                **data,
+                reason=reason,
+                officer=claim.officer,
+                since=since.isoformat(),
+                limit_seconds=self.rules.max_en_route_seconds,
+            )
 
     def pending(self) -> list[Pick]:
         return list(self._pending.values())
@@ -769,6 +913,12 @@ class DrawSession:
             self.commitment = d["commitment"]
             # what the session opened as, whatever the schedule or a config says later
             self.rehearsal = bool(d.get("rehearsal", self.rehearsal))
+            self.rules = replace(  # a journal older than the claim steps: at the draw
+                self.rules,
+                claim_seconds=d.get("claim_seconds", self.rules.claim_seconds),
+                claim_starts=ClaimStart(d.get("claim_starts", ClaimStart.DRAW)),
+                max_en_route_seconds=d.get("max_en_route_seconds"),
+            )
         elif t == "session.closed":
             self.state = SessionState.CLOSED
             self._request = None
@@ -800,12 +950,16 @@ class DrawSession:
                     display_name=d.get("display_name", ""),
                     tier=d["tier"],
                     drawn_at=rec.at,
-                    deadline=datetime.fromisoformat(d["deadline"]),
+                    deadline=_when(d["deadline"])
+                    if "deadline" in d
+                    else drawn_deadline(self.rules.claim_starts, rec.at, self.rules.claim_seconds),
                     pool_size=d["pool_size"],
                     pool_digest=d["pool_digest"],
                     index=d["index"],
                 )
             )
+        elif t in _CLAIM_STEPS:
+            self._replay_claim(rec)
         elif t in _RESOLUTIONS:
             pick = self._pick(d["pick"])
             self._set_state(pick, _RESOLUTIONS[t], rec.at)
@@ -813,6 +967,23 @@ class DrawSession:
                 pick.prize = Prize(d["amount"], PrizeKind(d["prize_kind"]), d["envelope"])
             elif t == "pick.voided":
                 pick.void_reason = d["reason"]
+
+    def _replay_claim(self, rec: Record) -> None:
+        d = rec.data
+        pick = self._pick(d["pick"])
+        claim = pick.claim
+        if rec.type == "pick.en_route":
+            claim.phase, claim.officer = ClaimPhase.EN_ROUTE, d["officer"]
+            claim.en_route_at = rec.at
+        elif rec.type == "pick.absent":
+            claim.phase, claim.absent_at = ClaimPhase.ABSENT, rec.at
+            pick.deadline = _when(d.get("deadline"))
+        elif rec.type == "pick.extended":
+            pick.deadline = _when(d["deadline"])
+            claim.extended_seconds, claim.extended_reason = d["seconds"], d["reason"]
+            claim.extended_by = rec.actor.user
+        else:  # pick.escalated
+            claim.escalated_at = rec.at
 
     @staticmethod
     def _fingerprint(recs: list[Record]) -> tuple[Any, ...]:
@@ -838,6 +1009,12 @@ class DrawSession:
             return ("verify", d["pick"])
         if t == "pick.no_show":
             return ("no_show", d["pick"])
+        if t == "pick.en_route":
+            return ("en_route", d["pick"], d["officer"])
+        if t == "pick.absent":
+            return ("absent", d["pick"])
+        if t == "pick.extended":
+            return ("extend", d["pick"], d["seconds"], d["reason"])
         return (t,)
 
     def _outcome(self, recs: list[Record]) -> Outcome:
@@ -852,9 +1029,16 @@ class DrawSession:
 # records a draw's first half writes; a command whose journal ends with one is unanswered
 DRAW_FIRST_HALF = frozenset({"pick.requested", "pick.abandoned", "session.override"})
 
+# the claim's steps (selector.claims): the pick stays pending
+_CLAIM_STEPS = frozenset({"pick.en_route", "pick.absent", "pick.extended", "pick.escalated"})
+
 _RESOLUTIONS = {
     "pick.verified": PickState.VERIFIED,
     "pick.awarded": PickState.AWARDED,
     "pick.no_show": PickState.NO_SHOW,
     "pick.voided": PickState.VOID,
 }
+
+
+def _when(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from selector.claim_verify import claim_mismatches
 from selector.fairness import commitment, pick_index, pool_digest
 from selector.records import Record
 
@@ -39,7 +40,8 @@ def verify_lifecycle(records: Iterable[Record | dict[str, Any]]) -> list[Mismatc
     """The session's life as a state machine, seed or no seed: nothing before its open
     but an override, nothing after its close, every pick's steps legal (verified from
     pending, awarded from verified, a no-show from pending, a void from pending or
-    verified), and the close's summary equal to what precedes it."""
+    verified; the claim's steps and deadlines, selector.claim_verify), and the close's
+    summary equal to what precedes it."""
     recs = _as_dicts(records)
     bad: list[Mismatch] = []
     state = "scheduled"
@@ -81,6 +83,7 @@ def verify_lifecycle(records: Iterable[Record | dict[str, Any]]) -> list[Mismatc
                 bad.append(
                     Mismatch(i, None, f"close's outcomes {said} differ from the records' {counts}")
                 )
+    bad += [Mismatch(i, n, what) for i, n, what in claim_mismatches(recs)]  # selector.claims
     return bad
 
 

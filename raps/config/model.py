@@ -43,6 +43,7 @@ from raps.config.tickets import (
     ticket_problems,
 )
 from raps.config.users import UserConfig
+from selector.claims import ClaimStart
 from selector.events import PoolKind
 from selector.layout import FloorLayout, Machine, Table
 from selector.promotion import EarnRules, Promotion, SessionRules
@@ -293,6 +294,8 @@ class Config(StrictModel):
                 window=None
                 if s.ends is None
                 else (self.session_start(s), site_time(s.ends, self.site.timezone)),
+                claim_starts=ClaimStart(s.claim_starts),
+                max_en_route_seconds=s.max_en_route_seconds or None,
             ),
         )
 

@@ -113,6 +113,10 @@ class SessionConfig(StrictModel):
     exclude_no_shows: bool = False
     exclude_voided: bool = True
     rehearsal: bool = False
+    # when the claim countdown starts: at the "draw", or when the winner is found
+    # "absent" (selector.claims); a winner not reached this long escalates (0: never)
+    claim_starts: Literal["draw", "absent"] = "draw"
+    max_en_route_seconds: float = Field(default=120.0, ge=0, le=3600)
 
     @field_validator("id")
     @classmethod
@@ -146,6 +150,8 @@ def session_plan(s: SessionConfig, tz: str) -> SessionPlan:
         exclude_voided=s.exclude_voided,
         rehearsal=s.rehearsal,
         name=s.name,
+        claim_starts=s.claim_starts,
+        max_en_route_seconds=s.max_en_route_seconds or None,
     )
 
 

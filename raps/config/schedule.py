@@ -140,6 +140,8 @@ def export_document(schedule: Schedule, tz: str) -> dict[str, Any]:
             exclude_no_shows=s.exclude_no_shows,
             exclude_voided=s.exclude_voided,
             rehearsal=s.rehearsal,
+            claim_starts=s.claim_starts,
+            max_en_route_seconds=s.max_en_route_seconds or 0,
         )
         sessions.append(row)
     return {"promotions": promotions, "sessions": sessions}
