@@ -440,6 +440,9 @@ def _buttons_free_of(page: Page, toast: str) -> list[str]:
     return list(page.evaluate(
         """sel => {
           const t = document.querySelector(sel).getBoundingClientRect();
+          // a button scrolled under the sticky header is under it, toast or no toast
+          const head = document.querySelector('.hh-top');
+          const h = head ? head.getBoundingClientRect() : null;
           const bad = [];
           for (const b of document.querySelectorAll('button')) {
             const r = b.getBoundingClientRect();
@@ -449,6 +452,7 @@ def _buttons_free_of(page: Page, toast: str) -> list[str]:
               && r.top < t.bottom && t.top < r.bottom;
             const cx = Math.min(innerWidth - 1, Math.max(0, r.left + r.width / 2));
             const cy = Math.min(innerHeight - 1, Math.max(0, r.top + r.height / 2));
+            if (h && !head.contains(b) && cy < h.bottom) continue;
             const hit = document.elementFromPoint(cx, cy);
             if (overlap || (hit && hit.closest(sel))) bad.push(b.textContent.trim().slice(0, 40));
           }

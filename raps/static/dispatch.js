@@ -18,6 +18,7 @@
   }
 
   function level(p, claim) {
+    if (!p.deadline) return ""; // the countdown waits for "absent"
     const left = RAPS.secondsLeft(p.deadline);
     const t = thresholds(claim);
     if (left <= t.critical) return "critical";
@@ -44,7 +45,7 @@
         if (p.state === "pending") out.push({ s, p });
       }
     }
-    out.sort((a, b) => a.p.deadline.localeCompare(b.p.deadline));
+    out.sort((a, b) => DClaim.sortKey(a.p).localeCompare(DClaim.sortKey(b.p)));
     return out;
   }
 
@@ -59,14 +60,19 @@
 
   function card(s, p) {
     const [area, spot] = RAPS.where(p.location);
-    return el("article", { class: "d-card", dataset: { pick: p.pick, session: s.session_id, deadline: p.deadline, claim: s.claim_seconds || 90 } },
+    // data-deadline only once the countdown runs (claim_starts "absent": from absent)
+    const data = { pick: p.pick, session: s.session_id, claim: s.claim_seconds || 90, claimKey: DClaim.key(p) };
+    if (p.deadline) data.deadline = p.deadline;
+    return el("article", { class: "d-card", dataset: data },
       el("div", { class: "d-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} winner ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : ""),
         // the session too: pick numbers repeat when several sessions are open
         el("span", { class: "d-tag " + (s.rehearsal ? "rehearsal" : "live") }, `${s.session_id} · ${s.rehearsal ? "REHEARSAL" : "LIVE"}`)),
       el("div", { class: "d-area" }, area),
       el("div", { class: "d-spot" }, spot),
       el("div", { class: "d-who" }, `${p.display_name} · ${String(p.tier).toUpperCase()} · ${p.card}`),
-      el("div", { class: "d-count" }, el("span", { class: "secs" }, ""), el("small", {}, "seconds")));
+      el("div", { class: "d-count" }, el("span", { class: "secs" }, p.deadline ? "" : "—"),
+        el("small", {}, p.deadline ? "seconds" : "not started")),
+      DClaim.panel(s, p, me));
   }
 
   function render() {
@@ -81,7 +87,12 @@
     const pending = pendingPicks();
     const list = $("pending");
     const existing = new Map([...list.children].map((n) => [`${n.dataset.session}:${n.dataset.pick}`, n]));
-    const nodes = pending.map(({ s, p }) => existing.get(`${s.session_id}:${p.pick}`) || card(s, p));
+    const reuse = (s, p) => {
+      const node = existing.get(`${s.session_id}:${p.pick}`);
+      return node && node.dataset.claimKey === DClaim.key(p) ? node : null;
+    };
+    const nodes = pending.map(({ s, p }) => reuse(s, p) || card(s, p));
+    DClaim.renderExcluded($("excluded"), open);
     list.replaceChildren(...nodes);
     $("none").hidden = pending.length > 0;
     $("pending-count").textContent = pending.length ? `(${pending.length})` : "";
@@ -120,6 +131,13 @@
   function tick() {
     $("d-clock").textContent = RAPS.clockText(me ? me.site.timezone : undefined);
     const urgent = [];
+    // a winner nobody reached in time: ESCALATE, whatever the countdown says
+    for (const { s, p } of pendingPicks()) {
+      const over = DClaim.overLimit(s, p);
+      const c = document.querySelector(`.d-card[data-pick="${p.pick}"][data-session="${CSS.escape(s.session_id)}"]`);
+      if (c) c.classList.toggle("escalated", over);
+      if (over) urgent.push(`#${p.pick} · ${DClaim.escalation(s, p)} · ${RAPS.where(p.location).join(" · ")}`);
+    }
     for (const c of document.querySelectorAll(".d-card[data-deadline]")) {
       const left = RAPS.secondsLeft(c.dataset.deadline);
       const t = thresholds(Number(c.dataset.claim) || 90);

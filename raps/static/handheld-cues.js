@@ -1,4 +1,5 @@
-// The handheld's sound and vibration cues: a new winner, 30 s left to claim, a no-show.
+// The handheld's sound and vibration cues: a new winner, 30 s left to claim, a no-show,
+// a winner excluded while waiting.
 // Tones are made on the phone with the Web Audio API (no audio file, nothing from a CDN);
 // the vibration where the phone has one (navigator.vibrate).  The header's mute switch
 // silences both and is remembered on the device (localStorage "raps.cues.muted").
@@ -10,6 +11,7 @@ const HHCues = (() => {
     winner: { tones: [[660, 0.12], [880, 0.18]], vibrate: [120] },
     warn: { tones: [[880, 0.1], [880, 0.1], [880, 0.1]], vibrate: [80, 60, 80] },
     no_show: { tones: [[440, 0.25], [330, 0.35]], vibrate: [300, 120, 300] },
+    excluded: { tones: [[330, 0.2], [330, 0.2], [330, 0.4]], vibrate: [400, 100, 400, 100, 400] },
   };
   const log = []; // every cue given: { cue, sound, vibrate } (the page tests read it)
   let ctx = null;
@@ -46,7 +48,7 @@ const HHCues = (() => {
     return true;
   }
 
-  // Give cue `name` ("winner", "warn", "no_show"), unless muted.
+  // Give cue `name` ("winner", "warn", "no_show", "excluded"), unless muted.
   function cue(name) {
     const c = CUES[name];
     if (!c || muted()) {

@@ -27,7 +27,8 @@
   let verification = null;
   let tickets = null; // HHTickets
   let commands = null; // HHCommands
-  const cards = new Map(); // pick number -> { state, node }
+  const cards = new Map(); // pick number -> { key (HHClaim.key), node }
+  const excludedSeen = new Set(); // "session:pick" of excluded winners already alerted
   const states = new Map(); // pick number -> state last shown (to see no-shows happen)
   const mine = new Set(); // picks this device marked no-show itself
   let primed = false; // the session's picks seen once: later ones are new winners (a cue)
@@ -40,6 +41,10 @@
 
   function localDay(iso) {
     return new Intl.DateTimeFormat("en-CA", { timeZone: me.site.timezone }).format(new Date(iso));
+  }
+
+  function clock(iso) {
+    return iso ? new Date(iso).toLocaleTimeString("en-GB", { timeZone: me.site.timezone, hour12: false }) : "";
   }
 
   function localTime(iso) {
@@ -219,10 +224,12 @@
     for (const p of summary.picks) {
       const was = states.get(p.pick);
       if (primed && was === undefined && p.state === "pending") fresh = true;
-      const timer = RAPS.secondsLeft(p.deadline) < 2; // the claim time ran out
+      const timer = Boolean(p.deadline) && RAPS.secondsLeft(p.deadline) < 2; // the claim time ran out
       if (was === "pending" && p.state === "no_show" && timer && !mine.has(`${summary.session_id}:${p.pick}`)) gone.push(p);
       states.set(p.pick, p.state);
     }
+    // a winner excluded while waiting: a red alert that stays until the slot is redrawn
+    if (HHClaim.renderExcluded($("excluded-alerts"), summary, excludedSeen, primed)) HHCues.cue("excluded");
     primed = true;
     if (fresh) HHCues.cue("winner");
     if (!gone.length) return;
@@ -269,11 +276,13 @@
     },
     el("div", { class: "w-top" },
       el("span", { class: "w-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : "")),
-      p.state === "pending" ? counter(p) : el("span", { class: "w-state" }, "✓ ID seen")),
+      p.state !== "pending" ? el("span", { class: "w-state" }, "✓ ID seen")
+        : HHClaim.running(p) ? counter(p) : HHClaim.notStarted()),
     el("div", { class: "w-area" }, area),
     el("div", { class: "w-spot" }, spot),
     el("div", { class: "w-who" }, el("span", { class: "w-name" }, p.display_name), el("span", { class: "tier" }, p.tier)),
-    el("div", { class: "w-card" }, `Card ${p.card}`));
+    el("div", { class: "w-card" }, `Card ${p.card}`),
+    p.state === "pending" ? HHClaim.status(p, clock) : null);
     const actions = el("div", { class: "w-actions" });
     const voidForm = voidPanel(p);
     const voidButton = cmdButton({ class: "secondary" }, "Void…");
@@ -286,9 +295,13 @@
         mine.add(`${summary.session_id}:${p.pick}`);
         command(`picks/${p.pick}/no-show`, {}, `no-show #${p.pick}`, noShow);
       });
-      actions.append(verify, el("div", { class: "row" }, noShow, voidButton));
-      card.append(HHExtras.paLine(p, promoName(summary.promotion_id), claimSeconds(), toast),
-        HHExtras.idCheck(summary.session_id, p));
+      const absent = HHClaim.absentButton(p, summary, cmdButton, command);
+      actions.append(verify, ...(absent ? [absent] : []), el("div", { class: "row" }, noShow, voidButton));
+      const extend = HHClaim.extendPanel(p, me.role, buttons, command);
+      if (extend) actions.append(extend);
+      // the PA line once the countdown runs (claim_starts "absent": once found absent)
+      if (HHClaim.running(p)) card.append(HHExtras.paLine(p, promoName(summary.promotion_id), claimSeconds(), toast));
+      card.append(HHExtras.idCheck(summary.session_id, p));
     } else {
       actions.append(prizePanel(p), voidButton);
     }
@@ -363,10 +376,10 @@
     let before = null;
     for (const p of byUrgency(active)) {
       let c = cards.get(p.pick);
-      if (!c || c.state !== p.state) {
+      if (!c || c.key !== HHClaim.key(p)) {
         const node = winnerCard(p);
         if (c) c.node.replaceWith(node);
-        c = { state: p.state, node };
+        c = { key: HHClaim.key(p), node };
         cards.set(p.pick, c);
       }
       if (before === null) {
@@ -381,7 +394,7 @@
 
   // pending winners soonest deadline first, then the verified ones awaiting their prize
   function byUrgency(active) {
-    const pending = active.filter((p) => p.state === "pending").sort((a, b) => Date.parse(a.deadline) - Date.parse(b.deadline));
+    const pending = active.filter((p) => p.state === "pending").sort((a, b) => HHClaim.urgency(a) - HHClaim.urgency(b));
     return [...pending, ...active.filter((p) => p.state !== "pending").sort((a, b) => a.pick - b.pick)];
   }
 

@@ -24,6 +24,17 @@
     return `${RAPS.letterMoney(Math.round(Number(r.prize_amount) * 100))} ${kind} · envelope ${r.envelope}`;
   }
 
+  // The claim's steps: security en route, the winner absent, an escalation, an
+  // extension (who, how long, why), each on its own line; empty for a pick that had none.
+  function claim(r) {
+    const lines = [];
+    if (r.en_route_at) lines.push(`en route ${time(r.en_route_at)}: ${r.en_route_by}`);
+    if (r.absent_at) lines.push(`absent ${time(r.absent_at)} (${r.absent_by})`);
+    if (r.escalated_at) lines.push(`ESCALATED ${time(r.escalated_at)}`);
+    if (r.extended_by) lines.push(`+${r.extended_seconds} s by ${r.extended_by}: ${r.extension_reason}`);
+    return lines.flatMap((t, i) => (i ? [el("br"), t] : [t]));
+  }
+
   function fact(name, value) {
     return [el("dt", {}, name), el("dd", {}, value || "—")];
   }
@@ -47,11 +58,12 @@
       el("td", {}, `${r.winner} · ${r.tier.toUpperCase()}`, el("br"), el("span", { class: "r-card" }, r.card)),
       el("td", {}, r.area, el("br"), r.location),
       el("td", {}, who(r.drawn_at, r.drawn_by)),
+      el("td", { class: "r-claim" }, claim(r)),
       el("td", {}, who(r.resolved_at, r.resolved_by)),
       el("td", { class: `r-out o-${r.outcome}` }, r.outcome.replace("_", "-"),
         r.outcome_at && r.outcome_at !== r.resolved_at ? who(r.outcome_at, r.outcome_by) : ""),
       el("td", {}, prize(r)))));
-    if (!rep.picks.length) $("r-rows").append(el("tr", {}, el("td", { colspan: "8" }, "No picks.")));
+    if (!rep.picks.length) $("r-rows").append(el("tr", {}, el("td", { colspan: "9" }, "No picks.")));
     $("r-csv").href = rep.csv;
     $("r-csv").setAttribute("download", `${sid}-report.csv`);
     document.title = `Report ${sid} - RAPS`;
