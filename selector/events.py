@@ -92,18 +92,34 @@ class CardRemoved(_CardAtMachine):
     """The card came out: its player left this machine."""
 
 
+def _check_span(event: FloorEvent, span_start: datetime | None) -> None:
+    """A span's start is aware and not after the event's own time."""
+    if span_start is None:
+        return
+    if span_start.tzinfo is None or span_start.utcoffset() is None:
+        raise ValueError(f"event {event.event_id!r}: span_start must be timezone-aware")
+    if span_start > event.ts:
+        raise ValueError(f"event {event.event_id!r}: span_start must not be after ts")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GamePlayed(FloorEvent):
-    """One game at a slot machine; wager and win in minor currency units."""
+    """One game at a slot machine; wager and win in minor currency units.
+
+    `span_start`: set when the game's own time is not known, only that it was played
+    between then and `ts` (a game rebuilt from a meter delta after an outage: the last
+    good read and this one); the floor apportions its points over that span."""
 
     machine: str
     wager: int
     win: int = 0
+    span_start: datetime | None = None
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         if self.wager < 0 or self.win < 0:
             raise ValueError(f"event {self.event_id!r}: wager and win must be >= 0")
+        _check_span(self, self.span_start)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,16 +173,21 @@ class TableRatingClosed(_RatingFigures):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PointsEarned(FloorEvent):
-    """Points credited by the casino management system (used when points_source='events')."""
+    """Points credited by the casino management system (used when points_source='events').
+
+    `span_start`: the points were earned between then and `ts` (a period's total); the
+    floor apportions them over that span.  None: earned at `ts`."""
 
     card: str
     points: float
+    span_start: datetime | None = None
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
         if not math.isfinite(self.points):
             raise ValueError(f"event {self.event_id!r}: points must be a finite number")
+        _check_span(self, self.span_start)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

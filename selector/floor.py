@@ -112,6 +112,7 @@ class _Player(PointsCell):
     __slots__ = (
         "active",
         "active_since",
+        "carry",
         "idle_due",
         "kind",
         "last_game",
@@ -141,6 +142,9 @@ class _Player(PointsCell):
         self.seen = 0.0  # floor time of the last event about the card (pruning unknowns)
         # per qualifying window: [local day ordinal, points units earned in it] pairs, flat
         self.points = [0, 0] * n_windows
+        # spans of slot games and points events cut by a window edge: the fractions of a
+        # unit left over, per (window, day), as a rating keeps them (_credit_span)
+        self.carry: dict[tuple[int, int], Fraction] | None = None
 
 
 class _MachineState:
@@ -438,27 +442,31 @@ class Floor:
                     else:
                         sink(p, epoch, milli, ev.event_id)
                 units = wager * m.units
-                pts = p.points
-                j = 0
-                for clock, thresholds in windows:
-                    if clock.win_start <= epoch < clock.win_end:
-                        day = clock.day
-                    else:
-                        day, inside = clock.classify(epoch)
-                        if not inside:
-                            j += 2
-                            continue
-                    if day != pts[j]:
-                        if day < pts[j]:
-                            j += 2
-                            continue
-                        pts[j], pts[j + 1] = day, 0
-                    before = pts[j + 1]
-                    after = pts[j + 1] = before + units
-                    for threshold in thresholds:
-                        if before < threshold <= after:
-                            changed = True
-                    j += 2
+                if ev.span_start is not None:  # rebuilt from meters: played over a span
+                    if self._credit_span(p, ev.span_start.timestamp(), epoch, units, p):
+                        changed = True
+                else:
+                    pts = p.points
+                    j = 0
+                    for clock, thresholds in windows:
+                        if clock.win_start <= epoch < clock.win_end:
+                            day = clock.day
+                        else:
+                            day, inside = clock.classify(epoch)
+                            if not inside:
+                                j += 2
+                                continue
+                        if day != pts[j]:
+                            if day < pts[j]:
+                                j += 2
+                                continue
+                            pts[j], pts[j + 1] = day, 0
+                        before = pts[j + 1]
+                        after = pts[j + 1] = before + units
+                        for threshold in thresholds:
+                            if before < threshold <= after:
+                                changed = True
+                        j += 2
             if changed:
                 self.now = now
                 evaluate(p)
@@ -492,15 +500,17 @@ class Floor:
         return crossed
 
     def _credit_span(
-        self, p: _Player, start: float, end: float, units: int, rating: _Rating
+        self, p: _Player, start: float, end: float, units: int, rating: _Rating | _Player
     ) -> bool:
         """Add units earned evenly over [start, end]: each window gets its part inside.
 
         A rating opened at 07:00 and first updated at 08:05 with 65 minutes earns 5/65 of
-        its points for the 08:00 window (seed 003).  The common span, inside one window,
-        costs two comparisons; a span cut by a window edge keeps its fraction of a unit
-        in the rating's carry, so the credited total is the floor of the exact in-window
-        share however the rating's figures split the span.
+        its points for the 08:00 window (seed 003); so do a slot game rebuilt from meters
+        read at 07:00 and 08:05, and points reported for that span.  The common span,
+        inside one window, costs two comparisons; a span cut by a window edge keeps its
+        fraction of a unit in the rating's (or, for games and points, the player's)
+        carry, so the credited total is the floor of the exact in-window share however
+        the figures split the span.
         """
         if end <= start:
             return self._credit(p, end, units)
@@ -784,7 +794,13 @@ class Floor:
         # milli-points for the ticket ledger, rounded down like every other credit:
         # 49.9996 points are 49999 milli-points, never the 50,000 that earn a ticket
         self._sink_points(p, epoch, n * _MILLI // d, ev.event_id)
-        if self._credit(p, epoch, n * self._unit // d):  # exact, never rounded up
+        units = n * self._unit // d  # exact, never rounded up
+        span = ev.span_start
+        if (
+            self._credit(p, epoch, units)
+            if span is None
+            else self._credit_span(p, span.timestamp(), epoch, units, p)
+        ):
             self._evaluate(p)
         return None
 

@@ -88,8 +88,16 @@ class Events:
     def card_out(self, machine: str, card: str, at: datetime | None = None) -> CardRemoved:
         return CardRemoved(**self._head(at, "smib"), machine=machine, card=card)
 
-    def game(self, machine: str, wager: int = 1000, at: datetime | None = None) -> GamePlayed:
-        return GamePlayed(**self._head(at, "sas"), machine=machine, wager=wager)
+    def game(
+        self,
+        machine: str,
+        wager: int = 1000,
+        at: datetime | None = None,
+        span_start: datetime | None = None,
+    ) -> GamePlayed:
+        return GamePlayed(
+            **self._head(at, "sas"), machine=machine, wager=wager, span_start=span_start
+        )
 
     def rating_open(
         self, table: str, seat: int, card: str, bet: int = 10_000, at: datetime | None = None
@@ -121,8 +129,16 @@ class Events:
     ) -> MachineStatusChanged:
         return MachineStatusChanged(**self._head(at, "sas"), machine=machine, status=status)
 
-    def points(self, card: str, points: float, at: datetime | None = None) -> PointsEarned:
-        return PointsEarned(**self._head(at, "cms"), card=card, points=points)
+    def points(
+        self,
+        card: str,
+        points: float,
+        at: datetime | None = None,
+        span_start: datetime | None = None,
+    ) -> PointsEarned:
+        return PointsEarned(
+            **self._head(at, "cms"), card=card, points=points, span_start=span_start
+        )
 
 
 def seated_slot_player(

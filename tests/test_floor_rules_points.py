@@ -92,6 +92,64 @@ def test_slot_games_count_at_their_own_time() -> None:
     assert pts(floor, "C1") == 3.0
 
 
+def test_a_slot_game_rebuilt_across_08h00_counts_its_in_window_part() -> None:
+    """Meters read at 07:00, the machine unreachable, read again at 08:05: a game of R650
+    rebuilt from the delta was played sometime in those 65 minutes: 5 of its 65 points."""
+    floor, ev = raps_floor(), Events(start=local(6, 55))
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.card_in("M01", "C1"))
+    floor.apply(ev.game("M01", wager=65_000, at=local(8, 5), span_start=local(7, 0)))
+    assert pts(floor, "C1") == 5.0
+    assert floor.playing("C1")  # the game still marks the player active at its read time
+
+
+def test_slot_games_rebuilt_across_19h00_count_only_until_19h00() -> None:
+    """Read at 18:30 and at 19:05: seven games of R50 from the delta, 30/35 of each."""
+    floor, ev = raps_floor(), Events(start=local(18, 0))
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.card_in("M01", "C1"))
+    for _ in range(7):
+        floor.apply(ev.game("M01", wager=5_000, at=local(19, 5), span_start=local(18, 30)))
+    assert pts(floor, "C1", local(19, 5)) == 30.0
+
+
+def test_points_reported_for_a_span_count_their_in_window_part() -> None:
+    """The casino system sends 20 points earned 07:50-08:10: 10 of them count."""
+    floor, ev = events_floor(), Events(start=local(8, 10))
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.points("C1", 20, span_start=local(7, 50)))
+    assert pts(floor, "C1") == 10.0
+    floor.apply(ev.points("C1", 35, at=local(19, 5), span_start=local(18, 30)))
+    assert pts(floor, "C1", local(19, 5)) == 40.0
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start=st.integers(6 * 3600, 20 * 3600),
+    length=st.integers(1, 4 * 3600),
+    wagers=st.lists(st.integers(1, 50_000), min_size=1, max_size=12),
+)
+def test_games_rebuilt_over_one_span_earn_the_floor_of_their_in_window_share(
+    start: int, length: int, wagers: list[int]
+) -> None:
+    """A meter delta spread over several games (one span): their in-window points are
+    the floor of the exact share of the whole, however the coin-in was spread."""
+    midnight = local(0, 0)
+    since = midnight + timedelta(seconds=start)
+    read = since + timedelta(seconds=length)
+    floor, ev = raps_floor(), Events(start=since)
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.card_in("M01", "C1"))
+    for wager in wagers:
+        floor.apply(ev.game("M01", wager=wager, at=read, span_start=since))
+    share = (
+        Fraction(sum(wagers) * UNIT, 1000)
+        * Fraction(in_window_seconds(since.timestamp(), read.timestamp()))
+        / Fraction(length)
+    )
+    assert round(pts(floor, "C1", read) * UNIT) == math.floor(share)
+
+
 minute_cuts = st.lists(st.integers(1, 899), unique=True, max_size=12).map(sorted)
 
 

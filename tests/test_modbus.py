@@ -712,6 +712,7 @@ async def test_restart_with_state_file_reconciles_and_without_starts_a_baseline(
         await rig.stop_poller()
         saved = json.loads(state.read_text())
         assert saved["M0"]["games"] == 1 and saved["M0"]["card"] == "6000012345"
+        assert datetime.fromisoformat(saved["M0"]["at"])  # the last good read, for spans
         rig.sim.play("M0", 2, games=2)  # while the poller was down
         rig.start_poller()
         await until(lambda: len(rig.games()) == 3, "reconciled games")

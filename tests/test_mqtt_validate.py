@@ -27,7 +27,7 @@ from adapters.mqtt.validate import (
     event_payload,
 )
 from adapters.tables.payloads import TABLE_FEED
-from adapters.wire.codec import event_from_dict
+from adapters.wire.codec import event_from_dict, event_to_dict
 from selector.events import (
     CardInserted,
     CardRemoved,
@@ -35,6 +35,7 @@ from selector.events import (
     MachineStatus,
     MachineStatusChanged,
     PlayerUpserted,
+    PointsEarned,
     TableRatingClosed,
     TableRatingOpened,
     TableRatingUpdated,
@@ -335,6 +336,9 @@ def variant(name: str, **changes: Any) -> dict[str, Any]:
         ),
         (variant("player_upserted", tier="joker"), "schema_violation"),
         (variant("points_earned", points=-3), "schema_violation"),
+        (variant("game_played", span_start="2026-04-25T17:42:05"), "schema_violation"),
+        (variant("game_played", span_start="2026-04-25T17:50:00+02:00"), "invalid_field"),
+        (variant("points_earned", span_start="2026-04-25T17:42:06+02:00"), "invalid_field"),
         (variant("card_inserted", machine="M99999"), "topic_mismatch"),
         (variant("table_rating_opened", table="T999"), "topic_mismatch"),
         (variant("table_rating_opened", seat=8), "unknown_seat"),
@@ -422,6 +426,19 @@ def test_future_limit_is_configurable_and_the_past_is_fine() -> None:
     assert reason(decode(ahead, decoder=strict)) == "future_timestamp"
     old = variant("card_inserted", ts="2025-01-01T00:00:00Z")
     assert not isinstance(decode(old), Rejection)
+
+
+def test_a_game_or_points_for_a_span_carry_its_start() -> None:
+    """A game rebuilt from meters across an outage, points for a period: `span_start`
+    (before `ts`), which the floor apportions; absent, the event is an instant."""
+    game = decode(variant("game_played", span_start="2026-04-25T07:50:00+02:00"))
+    assert isinstance(game, GamePlayed)
+    assert game.span_start == datetime.fromisoformat("2026-04-25T07:50:00+02:00")
+    assert event_to_dict(game)["span_start"] == "2026-04-25T07:50:00+02:00"
+    assert "span_start" not in event_to_dict(decode(example("game_played")))  # type: ignore[arg-type]
+    points = decode(variant("points_earned", span_start="2026-04-25T15:00:00Z"))
+    assert isinstance(points, PointsEarned) and points.span_start is not None
+    assert event_from_dict(event_to_dict(points)) == points
 
 
 def test_json_integers_written_as_floats_become_ints() -> None:

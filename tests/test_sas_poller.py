@@ -413,12 +413,13 @@ async def test_restart_reconciles_from_the_state_file(tmp_path: Path) -> None:
     cfg = _channel_cfg()
     events: list[AnyFloorEvent] = []
     egm = Egm(1, 10)
+    clock = FakeClock()  # time goes on across the restarts
 
     def channel() -> SasChannel:
         host, dev = InMemoryTransport.pair()
         SimulatedBus(dev, [egm])
         return SasChannel(cfg, host, events.extend, lambda r: None, lambda n, u: None,
-                          clock=FakeClock(), state_path=state)  # fmt: skip
+                          clock=clock, state_path=state)  # fmt: skip
 
     def games() -> list[GamePlayed]:
         return [e for e in events if isinstance(e, GamePlayed)]
@@ -432,7 +433,9 @@ async def test_restart_reconciles_from_the_state_file(tmp_path: Path) -> None:
     await until(lambda: len(games()) == 2, "two live games")
     first.stop()
     await task
-    assert json.loads(state.read_text()) == {"m1": {"games": 2, "coin_in": 5}}
+    saved = json.loads(state.read_text())
+    assert saved == {"m1": {"games": 2, "coin_in": 5, "at": saved["m1"]["at"]}}
+    good = datetime.fromisoformat(saved["m1"]["at"])  # when the meters were last known good
     egm.play(4, 0, report=False)  # while the agent was down
     egm.play(5, 0, report=False)
     egm.queue.clear()
@@ -443,6 +446,7 @@ async def test_restart_reconciles_from_the_state_file(tmp_path: Path) -> None:
     await task
     assert [g.event_id for g in games()] == ["sas-m1-g1", "sas-m1-g2", "sas-m1-g3", "sas-m1-g4"]
     assert sum(g.wager for g in games()[2:]) == 90
+    assert {g.span_start for g in games()[2:]} == {good}  # played sometime since then
     assert second.source == "sas:loop1"
     # a stale state file (the crash came before the last save) replays with the same ids
     state.write_text(json.dumps({"m1": {"games": 3, "coin_in": 9}}))

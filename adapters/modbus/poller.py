@@ -63,6 +63,10 @@ class ReadRequest:
 class Limits:
     max_games_jump: int = 5000
     max_wager: int = 1_000_000  # minor units per game, on average over one read
+    # games read this long (or more) after the last good read carry that read's time as
+    # their span_start: the floor apportions them over the gap (an outage across 08:00);
+    # a read on the usual poll cadence is an instant
+    span_after_seconds: float = 5.0
 
 
 def plan_reads(
@@ -154,11 +158,14 @@ class MachineTracker:
         self.suspect = 0
         self.catching_up = False
         self.dirty = False
+        self.read_at: datetime | None = None  # the last good meter read
         if saved:
             self.games = int(saved["games"])
             self.coin = int(saved["coin_in"])
             self.win = None if saved.get("win") is None else int(saved["win"])
             self.era = int(saved.get("era", 0))
+            at = saved.get("at")
+            self.read_at = datetime.fromisoformat(at) if isinstance(at, str) else None
             card = saved.get("card")
             self.card = card if isinstance(card, str) else None
             self.catching_up = True
@@ -175,6 +182,7 @@ class MachineTracker:
             "win": self.win,
             "era": self.era,
             "card": self.card,
+            "at": None if self.read_at is None else self.read_at.isoformat(),
         }
 
     def lost(self, ts: datetime) -> list[AnyFloorEvent]:
@@ -264,6 +272,7 @@ class MachineTracker:
         w = r.win if "win" not in self.rmap.absent else None
         if self.games is None or self.coin is None:
             self._baseline(g, c, w)
+            self.read_at = ts
             return []
         dg, g_wrapped = meter_delta(g, self.games, self.games_mod)
         dc, c_wrapped = meter_delta(c, self.coin, self.coin_mod)
@@ -274,6 +283,8 @@ class MachineTracker:
         ):
             return self._suspicious(g, c, w, "meters_implausible", games=g, coin_in=c)
         self.suspect = 0
+        since = self._span_start(ts)
+        self.read_at = ts
         if dg == 0:
             return []  # coin-in without a game yet (or nothing): counted with the next game
         if g_wrapped or c_wrapped:
@@ -296,6 +307,7 @@ class MachineTracker:
                     machine=m,
                     wager=wagers[i] * self.unit_value,
                     win=wins[i] * self.unit_value,
+                    span_start=since,
                 )
             )
         if reconciled:
@@ -306,6 +318,14 @@ class MachineTracker:
         self.catching_up = False
         self.dirty = True
         return out
+
+    def _span_start(self, ts: datetime) -> datetime | None:
+        """The last good read, when this read's games may have been played long before
+        it (an outage, a restart, a missed poll); None: they count at this read."""
+        at = self.read_at
+        if at is None or at >= ts:
+            return None
+        return at if (ts - at).total_seconds() >= self.limits.span_after_seconds else None
 
     def _wagers(self, dc: int, dg: int, last: int | None) -> list[int]:
         """Coin-in over the games; the last game gets the last-wager register when it fits."""

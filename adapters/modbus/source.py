@@ -358,6 +358,10 @@ class ModbusGateway:
                     "era": int(v.get("era", 0)),
                     "card": card if isinstance(card, str) else None,
                 }
+                at = v.get("at")  # the last good read: games played since span from it
+                if isinstance(at, str):
+                    datetime.fromisoformat(at)  # a bad one: the file is unreadable
+                    out[str(k)]["at"] = at
             return out
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             self.log.warning("state file unreadable; meters start a new baseline", error=str(e))

@@ -125,6 +125,7 @@ class _Job:
 
 class _Machine:
     __slots__ = (
+        "accounted_at",
         "accounted_coin",
         "accounted_games",
         "accounted_out",
@@ -174,6 +175,9 @@ class _Machine:
         self.accounted_games: int | None = None
         self.accounted_coin: int | None = None
         self.accounted_out: int | None = None  # coin out + jackpot (meter-driven mode)
+        # when the accounted meters were last known good (a meter read, a game's 7E): games
+        # the meters show later were played after it, their rebuilt events span from it
+        self.accounted_at: datetime | None = None
         self.unnumbered = 0
         self.ends_seen = 0  # plain 7F / 7E exceptions (no data) since the last meter read
         self.starts_seen = 0
@@ -226,7 +230,7 @@ class ChannelPoller:
         realtime: bool = True,
         timing: Timing | None = None,
         source: str | None = None,
-        state: dict[str, dict[str, int]] | None = None,
+        state: dict[str, dict[str, Any]] | None = None,
         bonus_record: Callable[[dict[str, Any]], None] | None = None,
         now: Callable[[], float] | None = None,
     ) -> None:
@@ -266,15 +270,21 @@ class ChannelPoller:
             if saved:
                 m.accounted_games = saved.get("games")
                 m.accounted_coin = saved.get("coin_in")
+                at = saved.get("at")
+                m.accounted_at = datetime.fromisoformat(at) if isinstance(at, str) else None
 
     # ------------------------------------------------------------------ public
 
-    def state(self) -> dict[str, dict[str, int]]:
-        """What reconciliation needs after a restart: the meters accounted for so far."""
-        out: dict[str, dict[str, int]] = {}
+    def state(self) -> dict[str, dict[str, Any]]:
+        """What reconciliation needs after a restart: the meters accounted for so far, and
+        when they were known good (the games played while down span from then)."""
+        out: dict[str, dict[str, Any]] = {}
         for m in self.machines:
             if m.accounted_games is not None and m.accounted_coin is not None:
-                out[m.spec.machine] = {"games": m.accounted_games, "coin_in": m.accounted_coin}
+                row: dict[str, Any] = {"games": m.accounted_games, "coin_in": m.accounted_coin}
+                if m.accounted_at is not None:
+                    row["at"] = m.accounted_at.isoformat()
+                out[m.spec.machine] = row
         return out
 
     def stop(self) -> None:
@@ -673,6 +683,7 @@ class ChannelPoller:
             m.unnumbered += 1
             eid = f"sas-{m.spec.machine}-c{coin}"
         m.accounted_coin = coin
+        m.accounted_at = self.clock()
         self.dirty = True
         wager = credits * m.player_ratio if delta is None else delta
         m.pending = _Game(eid, wager * m.spec.denomination, asyncio.get_running_loop().time(),
@@ -922,9 +933,11 @@ class ChannelPoller:
         if g is not None and g.unsure and m.accounted_games is not None:
             self._resolve_wager(m, g, games)
         meter_driven = not m.rte
+        read_at = self.clock()
         if m.accounted_games is None or m.accounted_coin is None:
             m.accounted_games, m.accounted_coin, m.accounted_out = games, coin, out
             m.unnumbered = m.ends_seen = m.starts_seen = m.gap_coin = 0
+            m.accounted_at = read_at
             return
         dgames = meter_delta(games, m.accounted_games) - m.unnumbered
         dcoin = meter_delta(coin, m.accounted_coin)
@@ -941,9 +954,12 @@ class ChannelPoller:
                 wins = [0] * dgames
             missed = dgames - live
             wagers = spread(dcoin, dgames)
-            ts = self.clock()
+            ts = read_at
             first = m.accounted_games + m.unnumbered + 1
             d = m.spec.denomination
+            # the games nobody told us about were played since the meters were last known
+            # good: a span the floor apportions (an outage across 08:00 counts its part)
+            since = m.accounted_at if m.accounted_at is not None and m.accounted_at < ts else None
             for i in range(dgames):
                 number = (first + i) % METER_MODULUS
                 self._out.append(
@@ -954,6 +970,7 @@ class ChannelPoller:
                         machine=m.spec.machine,
                         wager=wagers[i] * d,
                         win=wins[i] * d,
+                        span_start=since if i < missed else None,
                     )
                 )
             self.stats["games"] += dgames
@@ -970,6 +987,7 @@ class ChannelPoller:
                 )
         m.accounted_games, m.accounted_coin, m.accounted_out = games, coin, out
         m.unnumbered = m.ends_seen = m.starts_seen = m.gap_coin = 0
+        m.accounted_at = read_at
 
     # ------------------------------------------------------------- reporting
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -178,15 +179,18 @@ class SasChannel:
 
     # ------------------------------------------------------------------ state
 
-    def _load_state(self) -> dict[str, dict[str, int]] | None:
+    def _load_state(self) -> dict[str, dict[str, Any]] | None:
         if self.state_path is None or not self.state_path.exists():
             return None
         try:
             data = json.loads(self.state_path.read_text(encoding="utf-8"))
-            return {
-                str(k): {"games": int(v["games"]), "coin_in": int(v["coin_in"])}
-                for k, v in data.items()
-            }
+            out: dict[str, dict[str, Any]] = {}
+            for k, v in data.items():
+                out[str(k)] = {"games": int(v["games"]), "coin_in": int(v["coin_in"])}
+                if isinstance(v.get("at"), str):  # when the meters were last known good
+                    datetime.fromisoformat(v["at"])  # a bad one: the file is unreadable
+                    out[str(k)]["at"] = v["at"]
+            return out
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             self.log.warning("state file unreadable; meters start a new baseline", error=str(e))
             return None

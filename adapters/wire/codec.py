@@ -51,7 +51,7 @@ class CodecError(ValueError):
         self.reason = reason
 
 
-_PLAIN, _TIME, _SET, _ENUM = range(4)
+_PLAIN, _TIME, _SET, _ENUM, _SPAN = range(5)
 
 
 def _plan(cls: type) -> tuple[tuple[str, int], ...]:
@@ -60,7 +60,8 @@ def _plan(cls: type) -> tuple[tuple[str, int], ...]:
     for f in dataclasses.fields(cls):
         if not f.init:
             continue
-        kind = {"ts": _TIME, "exclusions": _SET, "tier": _ENUM, "status": _ENUM}.get(f.name, _PLAIN)
+        kind = {"ts": _TIME, "exclusions": _SET, "tier": _ENUM, "status": _ENUM,
+                "span_start": _SPAN}.get(f.name, _PLAIN)  # fmt: skip
         plan.append((f.name, kind))
     return tuple(plan)
 
@@ -74,7 +75,11 @@ def event_to_dict(event: AnyFloorEvent) -> dict[str, Any]:
     out: dict[str, Any] = {"type": TYPE_NAMES[cls]}
     for name, kind in _PLANS[cls]:
         value = getattr(event, name)
-        if kind == _TIME:
+        if kind == _SPAN:  # optional: absent when the event is no span
+            if value is None:
+                continue
+            value = value.isoformat()
+        elif kind == _TIME:
             value = value.isoformat()
         elif kind == _SET:
             value = sorted(str(v) for v in value)
@@ -88,6 +93,8 @@ def typed_fields(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Turn a payload's JSON values into the event's field types, in place: the time,
     and the enums and sets by name.  Raises ValueError on a value that is none of them."""
     kwargs["ts"] = datetime.fromisoformat(kwargs["ts"])
+    if kwargs.get("span_start") is not None:
+        kwargs["span_start"] = datetime.fromisoformat(kwargs["span_start"])
     if "tier" in kwargs:
         kwargs["tier"] = Tier(kwargs["tier"])
     if "status" in kwargs:
