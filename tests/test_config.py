@@ -594,3 +594,15 @@ def test_check_secret_scrypt_and_junk() -> None:
     parse_config(minimal(USER.replace(f"'{HASH}'", f"'{hashed}'")))
     assert not check_secret("pw", "pw")
     assert not check_secret("pw", "$argon2id$v=19$m=65536,t=3,p=4$broken")
+
+
+def test_a_session_says_when_its_claim_countdown_starts(tmp_path: Path) -> None:
+    """Issue 15 item 6: [[sessions]] claim_starts ("draw" by default, or "absent") and
+    max_en_route_seconds (120 by default, 0: never) reach the session's rules."""
+    plain = load_text(tmp_path, minimal(SESSION)).session_rules("s1")
+    assert (plain.claim_starts, plain.max_en_route_seconds) == ("draw", 120)
+    text = minimal(SESSION + 'claim_starts = "absent"\nmax_en_route_seconds = 0\n')
+    rules = load_text(tmp_path, text).session_rules("s1")
+    assert (rules.claim_starts, rules.max_en_route_seconds) == ("absent", None)
+    bad = config_error(tmp_path, minimal(SESSION + 'claim_starts = "arrival"\n'))
+    assert "sessions[0].claim_starts" in bad

@@ -128,6 +128,8 @@ def replace_ends(p: SessionPlan, ends: datetime | None) -> SessionPlan:
         (dict(day=1), "starts", "outside the promotion's period 2026-04-18 to 2026-06-27"),
         (dict(hour=18, sid="s-overlap"), "starts", "overlaps session 'first'"),
         (dict(name="x" * 81), "name", "80 printable"),
+        (dict(claim_starts="arrival"), "claim_starts", "one of draw, absent"),
+        (dict(max_en_route_seconds=0), "max_en_route_seconds", "above 0"),
     ],
 )
 def test_a_bad_session_is_refused_naming_its_field_and_nothing_changes(
@@ -224,6 +226,27 @@ def test_a_calendar_makes_a_session_per_occurrence_and_a_move_follows_it() -> No
         "raps-20260502-1800": Status.CANCELLED,
         "raps-20260503-1800": Status.APPROVED,
     }
+
+
+def test_a_promotion_s_calendar_sessions_set_when_its_countdowns_start() -> None:
+    """Issue 15 item 6, per promotion: its sessions' claim countdown starts at absent,
+    with no escalation (0 in TOML, which has no null); recorded, and in the rules."""
+    d = Desk()
+    template = {"window": "raps", "claim_starts": "absent", "max_en_route_seconds": 0}
+    d.s.set_promotion(d.cmd(ADMIN), PromotionPlan("raps", PERIOD, RAPS_CALENDAR, template), "x")
+    made = list(d.s.sessions.values())
+    assert made and all((p.claim_starts, p.max_en_route_seconds) == ("absent", None) for p in made)
+    rules = made[0].rules()
+    assert (rules.claim_starts, rules.max_en_route_seconds) == ("absent", None)
+    added = d.s.records[1].data["session"]
+    assert (added["claim_starts"], added["max_en_route_seconds"]) == ("absent", None)
+    again = Schedule.replay(facts(), d.s.records)
+    assert again.sessions == d.s.sessions
+    # a single session changes its mode like any other rule, before it opens
+    sid = made[0].session_id
+    d.s.change(d.cmd(ADMIN), sid, {"claim_starts": "draw", "max_en_route_seconds": 90}, "x",
+               started=False)  # fmt: skip
+    assert d.s.records[-1].data["changed"] == ["claim_starts", "max_en_route_seconds"]
 
 
 @pytest.mark.parametrize(

@@ -187,7 +187,7 @@
     const s = await RAPS.getJSON(`/api/schedule/sessions/${encodeURIComponent(i.id)}`);
     const rows = [["Promotion", s.promotion], ["Status", s.status], ["State", s.state],
       ["Starts", shown(s.at)], ["Window ends", s.ends ? shown(s.ends) : "no window"],
-      ["Winners", `${s.slots} slots, ${s.tables} tables`], ["Claim", `${s.claim_seconds} s`],
+      ["Winners", `${s.slots} slots, ${s.tables} tables`], ["Claim", claimText(s)],
       ["Mode", s.rehearsal ? "rehearsal" : "live"], ["Picks", String(s.picks)]];
     const hist = el("ul", { class: "hist" }, s.history.map((h) => el("li", {},
       `${shown(h.at)} · ${h.type.replace("session_", "")}${h.changed.length ? " (" + h.changed.join(", ") + ")" : ""} by ${h.user} (${h.role}): ${h.reason}`)));
@@ -200,6 +200,13 @@
       actions.push(el("button", { type: "button", onclick: () => reasonForm(s, "approve") }, "Approve"));
     }
     show(s.name, [facts(rows), el("h3", {}, "History"), hist], actions);
+  }
+
+  // "90 s from absent · escalate after 120 s": when the countdown starts, the en-route limit
+  function claimText(s) {
+    const from = s.claim_starts === "absent" ? "from absent" : "from the draw";
+    const esc = s.max_en_route_seconds ? ` · escalate after ${s.max_en_route_seconds} s` : "";
+    return `${s.claim_seconds} s ${from}${esc}`;
   }
 
   function fromOccurrence(i) {
@@ -227,6 +234,12 @@
         el("div", {}, ...field("Slot winners", "slots", s.slots ?? 6, { type: "number", min: 0, max: 100 })),
         el("div", {}, ...field("Table winners", "tables", s.tables ?? 4, { type: "number", min: 0, max: 100 }))),
       ...field("Seconds to present", "claim_seconds", s.claim_seconds ?? 90, { type: "number", min: 1, max: 3600 }),
+      el("label", { for: "f-claim_starts" }, "The countdown starts"),
+      el("select", { id: "f-claim_starts", name: "claim_starts" },
+        el("option", { value: "draw", selected: s.claim_starts !== "absent" }, "at the draw"),
+        el("option", { value: "absent", selected: s.claim_starts === "absent" }, "when the winner is found absent")),
+      ...field("Escalate a winner nobody reached after (seconds; 0: never)", "max_en_route_seconds",
+        s.max_en_route_seconds === null ? 0 : (s.max_en_route_seconds ?? 120), { type: "number", min: 0, max: 3600 }),
       ...field("Why (journaled with your name)", "reason", "", { maxlength: 500, autocomplete: "off" }));
     const title = mode === "new" ? "New session" : `Change ${s.name}`;
     show(title, body, [el("button", { type: "button", id: "f-submit", onclick: () => submitSession(s, mode) },
@@ -242,6 +255,7 @@
     const f = {
       name: value("name") || null, starts: value("starts") || null, ends: value("ends") || null,
       slots: Number(value("slots")), tables: Number(value("tables")), claim_seconds: Number(value("claim_seconds")),
+      claim_starts: value("claim_starts"), max_en_route_seconds: Number(value("max_en_route_seconds")),
     };
     if (mode === "new") {
       await send("/api/schedule/sessions", { ...f, session_id: value("session_id"), promotion_id: value("promotion_id"),
@@ -249,7 +263,8 @@
     } else {
       const changes = {};
       const before = { name: s.name === s.id ? null : s.name, starts: wall(s.at), ends: s.ends ? wall(s.ends) : null,
-        slots: s.slots, tables: s.tables, claim_seconds: s.claim_seconds };
+        slots: s.slots, tables: s.tables, claim_seconds: s.claim_seconds,
+        claim_starts: s.claim_starts, max_en_route_seconds: s.max_en_route_seconds || 0 };
       for (const [k, v] of Object.entries(f)) if (v !== before[k] && v !== null) changes[k] = v;
       await send(`/api/schedule/sessions/${encodeURIComponent(s.id)}/change`, { changes, reason: value("reason") }, "Change saved");
     }
