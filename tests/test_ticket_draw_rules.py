@@ -677,7 +677,7 @@ def test_a_pick_on_a_200000_card_bin_is_small_and_cheap(big_bin: dict[str, int])
 
 def test_draw_rules_refuse_what_cannot_run() -> None:
     for kw, msg in (
-        ({"winners": 0}, "winners must be"),
+        ({"winners": -1}, "winners must be"),
         ({"present_seconds": 0}, "present_seconds must be"),
         ({"winners": 1, "prizes": (R1000, R1000)}, "2 position prizes for 1 winners"),
         ({"add_ons": (GOLD_REEF_ADD_ONS[0], GOLD_REEF_ADD_ONS[0])}, "used twice"),

@@ -7,6 +7,13 @@ SHA-256(seed); every hidden value is a function of the seed, the game id and a p
 string, so once the seed is revealed at close anyone can recompute it (docs/fairness.md,
 "Stage games (stage-v1)").
 
+In the daemon a game's seed is not drawn at game open (the contestants are known by
+then, and a seed tried against them could be chosen): it is derived from the seed of
+the ticket draw the game belongs to, which was committed when the draw opened, before
+any winner was drawn:
+
+    game_seed = HMAC-SHA256(key=draw_seed, "raps-stage-v1/game" | u32 len(game_id) | game_id)
+
     message = "raps-stage-v1" | u32 len(game_id) | game_id | u32 len(purpose) | purpose
     block_k = HMAC-SHA256(key=seed, message | u32 k)      k = 0, 1, 2, ...
 
@@ -16,6 +23,8 @@ selector.fairness.scale_to_index: no modulo bias) and `shuffle` (Fisher-Yates).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import struct
 from collections.abc import Callable, Sequence
@@ -24,6 +33,7 @@ from typing import TypeVar
 from selector.fairness import BLOCK_BITS, SEED_BYTES, hmac_blocks, scale_to_index
 
 STAGE_V1 = "raps-stage-v1"
+GAME_SEED = "raps-stage-v1/game"
 _PREFIX = STAGE_V1.encode()
 T = TypeVar("T")
 Words = Callable[[], int]
@@ -32,6 +42,18 @@ Words = Callable[[], int]
 def new_seed() -> bytes:
     """A fresh game seed from the OS CSPRNG (`secrets`): the only way the house makes one."""
     return secrets.token_bytes(SEED_BYTES)
+
+
+def game_seed(draw_seed: bytes, game_id: str) -> bytes:
+    """The game's seed, from its draw's committed seed (fixed before any winner was drawn).
+
+    Revealing it at the game's close reveals nothing of the draw's seed (HMAC is one-way),
+    and once the draw's seed is revealed anyone can check the game's seed came from it."""
+    if len(draw_seed) != SEED_BYTES:
+        raise ValueError(f"a draw seed is {SEED_BYTES} bytes, got {len(draw_seed)}")
+    gid = game_id.encode("utf-8")
+    msg = GAME_SEED.encode() + struct.pack(">I", len(gid)) + gid
+    return hmac.new(draw_seed, msg, hashlib.sha256).digest()
 
 
 def message(game_id: str, purpose: str) -> bytes:

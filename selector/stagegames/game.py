@@ -42,6 +42,18 @@ class PrizeKind(StrEnum):
     VAULT_SHARE = "vault_share"  # 20 Dec 21:30 share of an uncracked vault
 
 
+class DrawGame(StrEnum):
+    """What follows a ticket draw on stage (the config names one per draw)."""
+
+    PODIUM = "podium"  # Thursday Queen draws: the podium randomiser pays (rules 55-56)
+    PODIUM_BONUS = "podium+bonus"  # Saturday 15:00: podiums, two unlock the boxes (103-107)
+    PADDLES = "paddles"  # Saturday 19:00 (rules 112-117)
+    PODIUM_SAFE = "podium+safe"  # Saturday 21:00: podiums, then the digit safe (123-126)
+    VAULT_SHARE = "vault_share"  # 20 Dec 21:30: an uncracked vault shared (rules 135-138)
+    CAR_SPOTS = "car_spots"  # car day 15:00 and 19:00: each winner a qualifying spot (69-70)
+    CAR_FINAL = "car_final"  # car day 21:00: the finalists drawn, then the car (69, 87)
+
+
 class GameState(StrEnum):
     SCHEDULED = "scheduled"
     OPEN = "open"
@@ -51,7 +63,7 @@ class GameState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Award:
-    """One prize a game gives; the host posts it to the `PrizeLedger`."""
+    """One prize a game gives; the host posts it to the `StageLedger`."""
 
     draw_id: str
     position: int
@@ -59,9 +71,12 @@ class Award:
     amount: int  # minor units (cents)
     kind: PrizeKind
     ref: str  # the game and what decided it, e.g. "podium:sat-1500#3"
+    # what else the prize record must say, as (name, value) pairs: the car's vehicle and
+    # the buy-back agreed with the dealership (rule 87)
+    detail: tuple[tuple[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "draw_id": self.draw_id,
             "position": self.position,
             "card": self.card,
@@ -69,12 +84,17 @@ class Award:
             "kind": self.kind.value,
             "ref": self.ref,
         }
+        if self.detail:
+            out["detail"] = dict(self.detail)
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Award:
+        detail = tuple(sorted((d.get("detail") or {}).items()))
         return cls(
-            d["draw_id"], d["position"], d["card"], d["amount"], PrizeKind(d["kind"]), d["ref"]
-        )
+            d["draw_id"], d["position"], d["card"], d["amount"], PrizeKind(d["kind"]), d["ref"],
+            detail,
+        )  # fmt: skip
 
 
 def amount(what: str, value: object) -> int:
@@ -139,7 +159,13 @@ class StageGame:
 
     # -- the shared life --------------------------------------------------------------
 
-    def open(self, cmd: Command, seed: bytes) -> Record:
+    def open(self, cmd: Command, seed: bytes, seed_from: str | None = None) -> Record:
+        """Fix the hidden contents from `seed` and publish its commitment.
+
+        `seed_from`: the journal stream of the ticket draw whose committed seed this
+        game's seed is derived from (`derive.game_seed`); recorded, so `raps verify` can
+        check the derivation once that draw's seed is revealed."""
+
         def run() -> Record:
             if self.state is not GameState.SCHEDULED:
                 raise StageError(f"game {self.game_id} is already {self.state.value}")
@@ -149,18 +175,17 @@ class StageGame:
             self._seed = seed
             self.commitment = hashlib.sha256(seed).hexdigest()
             self.state = GameState.OPEN
-            return self._emit(
-                OPENED,
-                cmd,
-                {
-                    "kind": self.kind,
-                    "derivation": STAGE_V1,
-                    "draw_id": self.draw_id,
-                    "day": self.day.isoformat(),
-                    "commitment": self.commitment,
-                    "config": self.config(),
-                },
-            )
+            data = {
+                "kind": self.kind,
+                "derivation": STAGE_V1,
+                "draw_id": self.draw_id,
+                "day": self.day.isoformat(),
+                "commitment": self.commitment,
+                "config": self.config(),
+            }
+            if seed_from is not None:
+                data["seed_from"] = seed_from
+            return self._emit(OPENED, cmd, data)
 
         return self._once(cmd, ("open", self.commitment_of(seed)), run)
 
@@ -200,7 +225,10 @@ class StageGame:
             raise StageError(f"game {self.game_id} is {self.state.value}, not open")
 
     def _emit(self, type_: str, cmd: Command, data: dict[str, Any]) -> Record:
-        rec = Record(type_, self.game_id, cmd.at, cmd.actor, data)
+        """A record of the command, carrying its id: a retry after a restart is answered
+        from the journal, and the verifier re-issues each step under its own id."""
+        rec = Record(type_, self.game_id, cmd.at, cmd.actor, {"command_id": cmd.command_id,
+                                                                **data})  # fmt: skip
         self.records.append(rec)
         return rec
 
@@ -218,5 +246,8 @@ class StageGame:
 
 
 def replay_command(rec: Record, n: int) -> Command:
-    """The command a recorded step stands for, as the verifier re-issues it."""
-    return Command(f"verify:{n}", Actor(rec.actor.user, rec.actor.role), rec.at)
+    """The command a recorded step stands for (its own id), as restore and verify re-issue it."""
+    command_id = rec.data.get("command_id")
+    if not isinstance(command_id, str) or not command_id:
+        command_id = f"verify:{n}"
+    return Command(command_id, Actor(rec.actor.user, rec.actor.role), rec.at)

@@ -1,4 +1,4 @@
-"""One ledger of every stage prize, and the digit safe's progressive derived from it.
+"""The stage prize ledger and the digit safe's progressive derived from it.
 
 Why derived: the safe's value is never a stored number that a restart or a kill -9 could
 change; it is the fold of the ledger's records,
@@ -11,20 +11,27 @@ is exactly the value at that moment, never more).
 
 Which draws grow the safe (000 rule 126, "increase by R20,000 per cash draw if not won"):
 the safe is played only at the Saturday 21:00 cash draw (rules 123-126), so a *cash
-draw* here is a Saturday 21:00 cash draw that offered the safe. Each such draw adds one
-increment (R20,000) when it closes without the safe being cracked
-(`safe_draw_closed(draw_id, cracked=False)`), once per draw id; a draw that cracked it
-adds none. Wednesday, Thursday, 15:00, 19:00, car draws and the 21:30 vault share never
-count. The safe's first value is the base (R100,000); after a crack it starts again at
-the base (`reset_on_crack`). On 20 Dec 21:30, if it was never cracked, the vault is
-shared among 5 winners (rules 135-138): equal shares in cents, any remainder one cent
-each to the earliest positions; the value is then 0 and the safe is closed.
+draw* here is, by default, a Saturday 21:00 cash draw (game kind `podium+safe`) at which
+the safe was offered (`offer_safe`, when its game opened) and not cracked. Each such
+draw adds one increment (R20,000) when its game closes (`safe_draw_closed(draw_id, kind,
+cracked)`), once per draw id; a draw that cracked it adds none. Which game kinds count
+is the rules' `grows_at` (config); every other draw is refused: Wednesday, Thursday
+(`podium`), 15:00 (`podium+bonus`), 19:00 (`paddles`), the car draws (`car_spots`,
+`car_final`) and the 21:30 vault share never count. The safe's first value is the base
+(R100,000, `start`, which records the rules, so a verifier replays with the rules the
+ledger ran by); after a crack it starts again at the base (`reset_on_crack`). On 20 Dec
+21:30, if it was never cracked, the vault is shared among 5 winners (rules 135-138):
+equal shares in cents, any remainder one cent each to the earliest positions; the value
+is then 0 and the safe is closed.
 
-Win once per promotional day (rules 74, 127, 139): a card's prizes on one day all come
-from one draw; a car (the prize of a spot already won) is the only exception.
+Win once per promotional day (rules 74, 127, 139) is not decided here: the ticket draws
+bar the day's earlier winners (their picks are the one source of truth,
+`raps.tickets.stage.StageDesk.winners_today` and `selector.tickets.draw_verify.verify_day`),
+so every prize a game gives goes to a card its draw was allowed to draw. `winners_on` is
+a reading, for reports.
 
-Records (stream `stage-prizes`): `stage.prize` (an entry), `stage.safe_base`,
-`stage.safe_draw`, `stage.vault_shared`.
+Records (stream `stage-prizes`), each with the host command's id: `stage.prize` (an
+entry), `stage.safe_base`, `stage.safe_offered`, `stage.safe_draw`, `stage.vault_shared`.
 """
 
 from __future__ import annotations
@@ -36,19 +43,24 @@ from typing import Any, TypeVar
 
 from selector.records import Record
 from selector.session import Command, CommandConflict
-from selector.stagegames.game import Award, PrizeKind, StageError, amount, cards_in_order
+from selector.stagegames.game import (
+    Award,
+    DrawGame,
+    PrizeKind,
+    StageError,
+    amount,
+    cards_in_order,
+)
 
 STREAM = "stage-prizes"
 PRIZE = "stage.prize"
 SAFE_BASE = "stage.safe_base"
+SAFE_OFFERED = "stage.safe_offered"
 SAFE_DRAW = "stage.safe_draw"
 VAULT_SHARED = "stage.vault_shared"
+RECORD_TYPES = (PRIZE, SAFE_BASE, SAFE_OFFERED, SAFE_DRAW, VAULT_SHARED)
 T = TypeVar("T")
 PAYOUTS = (PrizeKind.SAFE, PrizeKind.VAULT_SHARE)
-
-
-class WonToday(StageError):
-    """The card has already won a prize at another draw of the promotional day."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +69,34 @@ class ProgressiveRules:
     increment: int = 2_000_000  # R20,000.00
     reset_on_crack: bool = True
     vault_winners: int = 5
+    # the game kinds whose draws grow the safe when it is not cracked there (rule 126)
+    grows_at: tuple[str, ...] = (DrawGame.PODIUM_SAFE.value,)
 
     def __post_init__(self) -> None:
         amount("base", self.base)
         amount("increment", self.increment)
+        object.__setattr__(self, "grows_at", tuple(self.grows_at))
+        for kind in self.grows_at:
+            if kind not in {k.value for k in DrawGame}:
+                raise StageError(f"grows_at: {kind!r} is not a game kind")
+        if self.vault_winners < 1:
+            raise StageError("the vault is shared among at least one winner")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base,
+            "increment": self.increment,
+            "reset_on_crack": self.reset_on_crack,
+            "vault_winners": self.vault_winners,
+            "grows_at": list(self.grows_at),
+        }
+
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> ProgressiveRules:
+        return cls(
+            d["base"], d["increment"], d["reset_on_crack"], d["vault_winners"],
+            tuple(d["grows_at"]),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +106,7 @@ class Entry:
     award: Award
 
 
-class PrizeLedger:
+class StageLedger:
     def __init__(self, rules: ProgressiveRules | None = None) -> None:
         self.rules = rules or ProgressiveRules()
         self.records: list[Record] = []
@@ -81,6 +117,7 @@ class PrizeLedger:
         self.started = False
         self.cracks = 0
         self.shared = False
+        self._offered: dict[str, str] = {}  # draw id -> the safe game offered there
         self._safe_draws: dict[str, bool] = {}  # draw id -> cracked
         self._by_key: dict[tuple[str, int, str, str], Entry] = {}
         self._done: dict[str, tuple[tuple[Any, ...], Any]] = {}
@@ -91,8 +128,21 @@ class PrizeLedger:
     def safe_value(self) -> int:
         return self.bases + self.increments - self.payouts
 
+    @property
+    def ever_cracked(self) -> bool:
+        """Whether the safe was ever cracked (the 20 Dec 21:30 vault share is held only if
+        not, rule 135)."""
+        return self.cracks > 0
+
+    def offered(self, draw_id: str) -> bool:
+        return draw_id in self._offered
+
+    def grew(self, draw_id: str) -> bool | None:
+        """None: the draw has not closed the safe; else whether it was cracked there."""
+        return self._safe_draws.get(draw_id)
+
     def winners_on(self, day: date) -> dict[str, str]:
-        """Cards that won on the day, with the draw: the bars of the day's next draws."""
+        """Cards with a stage prize on the day, with the draw (a reading, for reports)."""
         return {e.award.card: e.award.draw_id for e in self.entries if e.day == day}
 
     def totals_by_kind(self) -> dict[str, int]:
@@ -108,6 +158,8 @@ class PrizeLedger:
             d = r.data
             if r.type == SAFE_BASE:
                 change, what = d["amount"], d["reason"]
+            elif r.type == SAFE_OFFERED:
+                continue
             elif r.type == SAFE_DRAW:
                 change, what = d["increment"], d["draw_id"]
             elif r.type == VAULT_SHARED:
@@ -129,7 +181,7 @@ class PrizeLedger:
             if self.started:
                 raise StageError("the safe has already started")
             self.started = True
-            return self._base(cmd, "start")
+            return self._base(cmd, "start", rules=self.rules.to_dict())
 
         return self._once(cmd, ("start",), run)
 
@@ -143,9 +195,10 @@ class PrizeLedger:
             amount("prize", award.amount)
             if award.kind is PrizeKind.VAULT_SHARE:
                 raise StageError("vault shares are paid by share_vault only")
-            self._check_day(award, day)
             if award.kind is PrizeKind.SAFE:
                 self._check_safe_open()
+                if award.draw_id not in self._offered:
+                    raise StageError(f"the safe was not offered at draw {award.draw_id}")
                 if award.amount != self.safe_value:
                     raise StageError(
                         f"the safe holds {self.safe_value}, not the {award.amount} claimed"
@@ -161,11 +214,34 @@ class PrizeLedger:
 
         return self._once(cmd, ("post", award, day), run)
 
-    def safe_draw_closed(self, cmd: Command, draw_id: str, cracked: bool) -> Record:
-        """A 21:00 cash draw that offered the safe is over: +increment unless cracked."""
+    def offer_safe(self, cmd: Command, draw_id: str, game_id: str, value: int) -> Record:
+        """A safe game opens at a draw with the value the ledger holds now (rule 126)."""
 
         def run() -> Record:
             self._check_safe_open()
+            if draw_id in self._offered:
+                raise StageError(f"the safe was already offered at draw {draw_id}")
+            if value != self.safe_value:
+                raise StageError(f"the safe holds {self.safe_value}, not the {value} offered")
+            self._offered[draw_id] = game_id
+            data = {"draw_id": draw_id, "game_id": game_id, "value": value}
+            return self._emit(cmd, SAFE_OFFERED, data)
+
+        return self._once(cmd, ("offer", draw_id, game_id, value), run)
+
+    def safe_draw_closed(self, cmd: Command, draw_id: str, kind: str, cracked: bool) -> Record:
+        """A draw whose game kind grows the safe is over: +increment unless cracked there.
+
+        Refused for a kind the rules do not count (rule 126's reading, module docstring),
+        and for a `podium+safe` draw at which the safe was never offered."""
+
+        def run() -> Record:
+            self._check_safe_open()
+            if kind not in self.rules.grows_at:
+                raise StageError(f"draw {draw_id} ({kind}) does not grow the safe: only "
+                                 f"{', '.join(self.rules.grows_at)} draws do")  # fmt: skip
+            if kind == DrawGame.PODIUM_SAFE.value and draw_id not in self._offered:
+                raise StageError(f"the safe was not offered at draw {draw_id}")
             if draw_id in self._safe_draws:
                 raise StageError(f"draw {draw_id} has already closed its safe")
             paid = any(
@@ -176,10 +252,10 @@ class PrizeLedger:
             self._safe_draws[draw_id] = cracked
             inc = 0 if cracked else self.rules.increment
             self.increments += inc
-            data = {"draw_id": draw_id, "cracked": cracked, "increment": inc}
+            data = {"draw_id": draw_id, "kind": kind, "cracked": cracked, "increment": inc}
             return self._emit(cmd, SAFE_DRAW, data)
 
-        return self._once(cmd, ("safe_draw", draw_id, cracked), run)
+        return self._once(cmd, ("safe_draw", draw_id, kind, cracked), run)
 
     def share_vault(
         self, cmd: Command, draw_id: str, day: date, winners: Sequence[str]
@@ -200,8 +276,6 @@ class PrizeLedger:
                 Award(draw_id, i + 1, c, shares[i], PrizeKind.VAULT_SHARE, f"vault:{draw_id}")
                 for i, c in enumerate(cards)
             ]
-            for a in awards:
-                self._check_day(a, day)
             self.shared = True
             data = {"draw_id": draw_id, "day": day.isoformat(), "value": value,
                     "shares": [a.to_dict() for a in awards]}  # fmt: skip
@@ -215,14 +289,23 @@ class PrizeLedger:
     @classmethod
     def replay(
         cls, records: Iterable[Record], rules: ProgressiveRules | None = None
-    ) -> PrizeLedger:
-        """Rebuild by re-issuing every command; refuses a record the rules could not make."""
-        out = cls(rules)
+    ) -> StageLedger:
+        """Rebuild by re-issuing every command (under its own id); refuses a record the
+        rules could not make. Without `rules`, those the `start` record holds."""
         todo = list(records)
+        if rules is None and todo and todo[0].type == SAFE_BASE and "rules" in todo[0].data:
+            try:
+                rules = ProgressiveRules.of(todo[0].data["rules"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise StageError(f"record 0: the safe's rules cannot be read ({e})") from e
+        out = cls(rules)
         i = 0
         while i < len(todo):
             before = len(out.records)
-            out._reissue(i, todo[i])
+            try:
+                out._reissue(i, todo[i])
+            except (KeyError, TypeError, ValueError, CommandConflict) as e:
+                raise StageError(f"record {i}: {e}") from e
             made = out.records[before:]
             if not made:
                 raise StageError(f"record {i}: repeats an earlier record")
@@ -233,14 +316,17 @@ class PrizeLedger:
         return out
 
     def _reissue(self, i: int, rec: Record) -> None:
-        cmd = Command(f"replay:{i}", rec.actor, rec.at)
+        cid = rec.data.get("command_id")
+        cmd = Command(cid if isinstance(cid, str) and cid else f"replay:{i}", rec.actor, rec.at)
         d = rec.data
         if rec.type == SAFE_BASE:
             self.start(cmd)
         elif rec.type == PRIZE:
             self.post(cmd, Award.from_dict(d), date.fromisoformat(d["day"]))
+        elif rec.type == SAFE_OFFERED:
+            self.offer_safe(cmd, d["draw_id"], d["game_id"], d["value"])
         elif rec.type == SAFE_DRAW:
-            self.safe_draw_closed(cmd, d["draw_id"], d["cracked"])
+            self.safe_draw_closed(cmd, d["draw_id"], d["kind"], d["cracked"])
         elif rec.type == VAULT_SHARED:
             cards = [s["card"] for s in d["shares"]]
             self.share_vault(cmd, d["draw_id"], date.fromisoformat(d["day"]), cards)
@@ -255,17 +341,9 @@ class PrizeLedger:
         if self.shared:
             raise StageError("the vault has been shared: the safe is closed")
 
-    def _check_day(self, award: Award, day: date) -> None:
-        if award.kind is PrizeKind.CAR:
-            return  # the car is the prize of a spot already won
-        for e in self.entries:
-            same = e.day == day and e.award.card == award.card
-            if same and e.award.kind is not PrizeKind.CAR and e.award.draw_id != award.draw_id:
-                raise WonToday(f"{award.card} already won at {e.award.draw_id} on {day} (rule 74)")
-
-    def _base(self, cmd: Command, reason: str) -> Record:
+    def _base(self, cmd: Command, reason: str, **more: Any) -> Record:
         self.bases += self.rules.base
-        return self._emit(cmd, SAFE_BASE, {"amount": self.rules.base, "reason": reason})
+        return self._emit(cmd, SAFE_BASE, {"amount": self.rules.base, "reason": reason, **more})
 
     def _entry(self, cmd: Command, award: Award, day: date) -> Entry:
         data = {**award.to_dict(), "day": day.isoformat(), "entry": len(self.entries) + 1}
@@ -281,7 +359,7 @@ class PrizeLedger:
         return entry
 
     def _emit(self, cmd: Command, type_: str, data: dict[str, Any]) -> Record:
-        rec = Record(type_, STREAM, cmd.at, cmd.actor, data)
+        rec = Record(type_, STREAM, cmd.at, cmd.actor, {"command_id": cmd.command_id, **data})
         self.records.append(rec)
         return rec
 

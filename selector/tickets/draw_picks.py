@@ -44,6 +44,7 @@ class DrawConflict(DrawError, CommandConflict):
 class AwardSource(StrEnum):
     POSITION = "position"  # the rules' prize for the position
     DEVICE = "device"  # a prize device's reveal on stage, with its reference
+    STAGE = "stage"  # a stage game's awards (ref: its stream), each one of `lines`
 
 
 class NoShowReason(StrEnum):
@@ -83,10 +84,11 @@ class Presentation:
 
 @dataclass(frozen=True, slots=True)
 class Award:
-    prize: PrizeSpec
+    prize: PrizeSpec  # with source "stage": the first of `lines`
     source: AwardSource
     ref: str
     at: datetime
+    lines: tuple[PrizeSpec, ...] = ()  # source "stage": every prize the game gave the winner
 
 
 @dataclass(slots=True)

@@ -45,6 +45,11 @@ class PrizeKind(StrEnum):
     PLUS_PLAY = "plus_play"
     VOUCHER = "voucher"
     ITEM = "item"
+    # what the stage games (selector.stagegames) give, on the draw's award and its letter
+    CAR = "car"
+    CAR_SPOT = "car_spot"  # a car draw qualifying spot (amount 0)
+    SAFE = "safe"  # the cracked digit safe's progressive
+    VAULT_SHARE = "vault_share"  # a share of the uncracked vault, 20 Dec 21:30
 
 
 class AddOnRequirement(StrEnum):
@@ -158,10 +163,11 @@ class DrawRules:
     exclude_voided: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("winners", "present_seconds"):
+        # 0 winners: a car day's 21:00 finalist draw when the spots are already all held
+        for name, least in (("winners", 0), ("present_seconds", 1)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"draw rules: {name} must be an integer >= 1, not {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                raise ValueError(f"draw rules: {name} must be an integer >= {least}, not {v!r}")
         object.__setattr__(self, "win_limit", WinLimit(self.win_limit))
         object.__setattr__(self, "prizes", tuple(self.prizes))
         object.__setattr__(self, "add_ons", tuple(self.add_ons))

@@ -572,22 +572,33 @@ class TicketDrawSession:
         return self._run(cmd, ("add_on", pick, add_on_id, bool(verified)), action)
 
     def award(
-        self, cmd: Command, pick: int, prize: PrizeSpec, source: AwardSource | str, ref: str
+        self,
+        cmd: Command,
+        pick: int,
+        prize: PrizeSpec,
+        source: AwardSource | str,
+        ref: str,
+        lines: tuple[PrizeSpec, ...] = (),
     ) -> DrawOutcome:
-        """Record a verified winner's prize: the rules' prize for the position, or a
-        device's reveal (ref = the device's reference). The letter is the winner's: the
-        record names the winner's card even when a proxy stood in."""
+        """Record a verified winner's prize: the rules' prize for the position, a
+        device's reveal (ref = the device's reference), or a stage game's awards (ref =
+        the game's stream, `lines` = each prize it gave this winner, `prize` the first).
+        The letter is the winner's: the record names the winner's card even when a proxy
+        stood in."""
         try:
             src = AwardSource(source)
         except ValueError as e:
-            raise DrawError(f"prize source must be 'position' or 'device', not {source!r}") from e
+            raise DrawError(
+                f"prize source must be 'position', 'device' or 'stage', not {source!r}"
+            ) from e
+        lines = tuple(lines)
 
         def action() -> DrawOutcome:
             self._require(SessionState.OPEN)
             p = self._pick(pick)
             if p.state != PickState.VERIFIED:
                 raise DrawError(f"pick {pick} is {p.state}: only a presented winner is awarded")
-            if not isinstance(prize, PrizeSpec):
+            if not isinstance(prize, PrizeSpec) or not all(isinstance(x, PrizeSpec) for x in lines):
                 raise DrawError("prize must be a PrizeSpec")
             if src == AwardSource.POSITION:
                 expected = self.rules.prize_for(p.position)
@@ -597,15 +608,21 @@ class TicketDrawSession:
                 if prize != expected:
                     raise DrawError(f"position {p.position}'s prize is {expected}, not {prize}")
             elif not isinstance(ref, str) or not ref.strip():
-                raise DrawError("a device's prize needs the device's reference")
-            p.award = Award(prize, src, ref, cmd.at)
+                raise DrawError(f"a {src.value}'s prize needs the {src.value}'s reference")
+            if (src == AwardSource.STAGE) != bool(lines):
+                raise DrawError("a stage game's award, and only it, lists its prize lines")
+            if lines and prize != lines[0]:
+                raise DrawError("a stage game's award is its first line")
+            p.award = Award(prize, src, ref, cmd.at, lines)
             self._set_state(p, PickState.AWARDED, cmd.at)
+            extra: dict[str, Any] = {"lines": [x.to_dict() for x in lines]} if lines else {}
             self._emit(cmd, cmd.at, cmd.actor, AWARDED, pick=pick, position=p.position,
                        card=p.card, winner_card=p.card, prize=prize.to_dict(), source=src.value,
-                       ref=ref, add_ons=[a for a, ok in p.add_ons.items() if ok])  # fmt: skip
+                       ref=ref, add_ons=[a for a, ok in p.add_ons.items() if ok],
+                       **extra)  # fmt: skip
             return DrawOutcome((), pick=p)
 
-        return self._run(cmd, ("award", pick, prize, src.value, ref), action)
+        return self._run(cmd, ("award", pick, prize, src.value, ref, lines), action)
 
     def no_show(self, cmd: Command, pick: int) -> DrawOutcome:
         """The host marks a pending winner absent; the next draw redraws the position."""
@@ -777,8 +794,9 @@ class TicketDrawSession:
         elif t == ADD_ON:
             p.add_ons[d["add_on"]] = d["verified"]
         elif t == AWARDED:
+            lines = tuple(PrizeSpec.from_dict(x) for x in d.get("lines", ()))
             p.award = Award(PrizeSpec.from_dict(d["prize"]), AwardSource(d["source"]), d["ref"],
-                            rec.at)  # fmt: skip
+                            rec.at, lines)  # fmt: skip
             self._set_state(p, PickState.AWARDED, rec.at)
         else:
             p.reason = d["reason"]
@@ -807,7 +825,8 @@ def _fingerprint(recs: list[Record]) -> tuple[Any, ...]:
     if t == ADD_ON:
         return ("add_on", d["pick"], d["add_on"], d["verified"])
     if t == AWARDED:
-        return ("award", d["pick"], PrizeSpec.from_dict(d["prize"]), d["source"], d["ref"])
+        lines = tuple(PrizeSpec.from_dict(x) for x in d.get("lines", ()))
+        return ("award", d["pick"], PrizeSpec.from_dict(d["prize"]), d["source"], d["ref"], lines)
     if t == NO_SHOW:
         return ("no_show", d["pick"])
     if t == VOIDED:

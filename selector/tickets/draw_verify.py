@@ -335,6 +335,11 @@ class _Replay:
         elif d["source"] == AwardSource.DEVICE:
             if not str(d.get("ref", "")).strip():
                 self.bad.append(Mismatch(i, n, "a device's prize without the device's reference"))
+        elif d["source"] == AwardSource.STAGE:
+            # what the game gave is checked against the game's own stream (raps verify)
+            lines = d.get("lines") or []
+            if not str(d.get("ref", "")).strip() or not lines or lines[0] != d["prize"]:
+                self.bad.append(Mismatch(i, n, "a stage game's award without its game and lines"))
         else:
             self.bad.append(Mismatch(i, n, f"prize source {d['source']!r}"))
         if list(d.get("add_ons", [])) != [a for a, ok in p.add_ons.items() if ok]:
