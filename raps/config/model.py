@@ -26,6 +26,7 @@ from adapters.wire.settings import StrictModel, key_problems
 from raps.config.common import duplicates, missing_local_time, site_time
 from raps.config.errors import ConfigError, KeyedError, Problem, from_validation, key_part
 from raps.config.floor import FloorConfig, SourcesConfig
+from raps.config.games import StagePlan, StageSection, resolve, stage_problems
 from raps.config.promotions import EarnConfig, PromotionConfig, SessionConfig, core_promotion
 from raps.config.schedule import facts as schedule_facts
 from raps.config.schedule import seed, seeding_command
@@ -70,6 +71,7 @@ class Config(StrictModel):
     sessions: tuple[SessionConfig, ...] = ()
     ticket_programs: tuple[TicketProgramConfig, ...] = ()
     ticket_draws: tuple[TicketDrawConfig, ...] = ()
+    stage: StageSection = Field(default_factory=StageSection)  # the games after draws
     users: tuple[UserConfig, ...] = ()
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
@@ -135,6 +137,8 @@ class Config(StrictModel):
         problems += self._layout_references()
         problems += self._sas_references()
         problems += self._ticket_references()
+        if not problems:
+            problems += stage_problems(self.stage, self.ticket_plan(), self.site.timezone)
         if problems:
             raise key_problems(problems)
         return self
@@ -274,6 +278,11 @@ class Config(StrictModel):
         return self._core(
             "ticket_draws", lambda: build_plan(self.ticket_programs, self.ticket_draws, tz)
         )
+
+    def stage_plan(self) -> StagePlan:
+        """The game that follows each ticket draw, the safe's rules and the car draws."""
+        return self._core("stage", lambda: resolve(self.stage, self.ticket_plan(),
+                                                   self.site.timezone))  # fmt: skip
 
     def session(self, session_id: str) -> SessionConfig:
         """The [[sessions]] entry with this id (KeyError if there is none)."""
