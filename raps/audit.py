@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from raps.chain import Entry, Head, canonical_json, chained_record, check_chain
+from raps.games.audit import StageReport, belongs, check_stage, is_stage
 from raps.store.database import open_engine
 from raps.store.journal import JournalStore, session_export, with_pools
 from raps.tickets.desk import STREAM_PREFIX
@@ -53,6 +54,8 @@ class Report:
     draw_picks: dict[str, int] = field(default_factory=dict)
     prizes: list[str] = field(default_factory=list)
     prize_letters: int = 0
+    # the stage games, the stage ledger (the safe) and the car spots (raps.games.audit)
+    stage: StageReport | None = None
     # the schedule: its changes (people's, with who and why) and what breaks its rules
     schedule_changes: int = 0
     schedule_log: list[str] = field(default_factory=list)
@@ -78,6 +81,7 @@ class Report:
         broken = broken or any(self.draws.values()) or bool(self.prizes)
         broken = broken or bool(self.schedule_problems) or any(self.open_problems.values())
         broken = broken or bool(self.column_errors) or bool(self.unclosed)
+        broken = broken or (self.stage is not None and not self.stage.ok)
         return self.chain_error is None and not broken and self.entries > 0
 
     @property
@@ -133,6 +137,8 @@ class Report:
                 out += [f"  {p}" for p in self.prizes]
             else:
                 out.append(f"prizes: OK ({self.prize_letters} letter(s), each paying an award)")
+        if self.stage is not None:
+            out += self.stage.lines()
         if self.schedule_changes or self.schedule_problems:
             if self.schedule_problems:
                 out.append(f"schedule: FAILED ({len(self.schedule_problems)} problem(s))")
@@ -203,9 +209,11 @@ def check(
         by_session.setdefault(str(r.get("session_id")), []).append(r)
     closed_draws: dict[str, list[dict[str, Any]]] = {}
     for sid, recs in by_session.items():
-        if focus is not None and sid != focus:
+        if focus is not None and sid != focus and not belongs(sid, focus):
             rep.context.append(sid)
             continue
+        if is_stage(sid):
+            continue  # the stage games, checked together below
         if sid.startswith(STREAM_PREFIX):
             _check_tickets(rep, sid.removeprefix(STREAM_PREFIX), recs)
         elif sid.startswith(DRAW_PREFIX):
@@ -239,6 +247,10 @@ def check(
             rep.open_problems[sid] = _guarded(lambda recs=recs: verify_lifecycle(recs))
             rep.open_sessions.append(sid)
     _check_days(rep, closed_draws)
+    stage = {
+        s: r for s, r in by_session.items() if focus is None or s == focus or belongs(s, focus)
+    }
+    rep.stage = check_stage(stage)
     return rep
 
 
@@ -352,6 +364,9 @@ def _check_prizes(
         d = r.get("data", {})
         if r.get("type") == "prize.letter":
             key = (str(d.get("session_id")), int(d.get("pick", 0)))
+            if is_stage(key[0]):  # the car's letter, checked against its game (stage)
+                letters[str(d.get("letter_no"))] = d
+                continue
             if key in paid:
                 problems.append(f"record {i}: a second letter for {key[0]} pick {key[1]}")
             paid.add(key)

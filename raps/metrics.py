@@ -33,6 +33,13 @@ STAGE_RECORDS = (
     "draw.voided",
     "draw.closed",
 )
+GAME_RECORDS = (  # selector.stagegames: the games, the car spots and the stage ledger
+    "stage.opened", "stage.closed", "podium.chosen", "bonus.decided", "bonus.box",
+    "paddles.paddle", "paddles.reveal", "paddles.stopped", "safe.declined", "safe.attempted",
+    "safe.guess", "safe.spin", "car.won", "car.vehicle", "car.rules", "car.qualified",
+    "car.extra_spot", "stage.prize", "stage.safe_base", "stage.safe_offered", "stage.safe_draw",
+    "stage.vault_shared",
+)  # fmt: skip
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -201,6 +208,18 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.stage_game_records = Counter(
+            "raps_stage_game_records_total",
+            "Stage game records committed (stage.opened, podium.chosen, safe.guess, "
+            "stage.prize, car.qualified, ...)",
+            ["type"],
+            registry=r,
+        )
+        self.stage_safe_value = Gauge(
+            "raps_stage_safe_value_cents",
+            "The digit safe's progressive value in cents, from the stage prize ledger",
+            registry=r,
+        )
         self.prizes_uncollected = Gauge(
             "raps_prizes_uncollected",
             "Ticket-draw prizes not collected: awaiting (within the collection window) "
@@ -248,6 +267,8 @@ class Metrics:
             self.ticket_refusals.labels(reason.value)
         for kind in STAGE_RECORDS:
             self.stage_records.labels(kind)
+        for kind in GAME_RECORDS:
+            self.stage_game_records.labels(kind)
         for state in ("awaiting", "overdue"):
             self.prizes_uncollected.labels(state)
         for path in ("database", "floor_log"):

@@ -26,6 +26,7 @@ from raps.chain import Head
 from raps.claim_commands import ClaimCommands
 from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
+from raps.games.desk import GameDesk
 from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.schedule_desk import ScheduleDesk
@@ -103,6 +104,7 @@ class Service(ClaimCommands[CommandResult]):
         )
         self.tickets.attach(self.floor)
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics, clock)
+        self.games = GameDesk(cfg.stage_plan(), self.stage, metrics)  # the games after draws
         self.sessions: dict[str, DrawSession] = {}
         self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
         self.planner = ScheduleDesk(
@@ -140,18 +142,15 @@ class Service(ClaimCommands[CommandResult]):
         self.tickets.reconcile_awards(self.sessions.values())
         await self.tickets.sync()
         await self.stage.restore()
+        await self.games.restore()
         self.storage_ok = True
         if replayed:
             # a daemon that keeps dying young must not replay an ever longer log
             await self.snapshot_floor()
         self.metrics.journal_head.set(head.seq if head else 0)
-        self.log.info(
-            "service started",
-            journal_head=str(head) if head else None,
-            floor_events_replayed=replayed,
-            sessions=len(self.sessions),
-            schedule_records_seeded=seeded,
-        )
+        self.log.info("service started", journal_head=str(head) if head else None,
+                      floor_events_replayed=replayed, sessions=len(self.sessions),
+                      schedule_records_seeded=seeded)  # fmt: skip
 
     async def _restore_floor(self) -> int:
         snap = await self.floorlog.latest_snapshot()

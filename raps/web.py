@@ -39,6 +39,7 @@ from raps.auth import (
 from raps.body_limit import BodyLimits, invalid_request
 from raps.claim_routes import register_claim_routes
 from raps.config import Config
+from raps.game_routes import register_game_routes
 from raps.pages import register_pages
 from raps.report_routes import register_report_routes
 from raps.schedule_routes import register_schedule_routes
@@ -361,6 +362,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     register_pages(app, web)
     register_ticket_routes(app, web)
     register_stage_routes(app, web)
+    register_game_routes(app, web)
     register_schedule_routes(app, web)
     register_report_routes(app, web)
     publish_access(app.routes)

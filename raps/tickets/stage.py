@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from raps.config import Config
@@ -77,6 +77,23 @@ class StageUnavailable(RuntimeError):
     retried."""
 
 
+class DrawGames(Protocol):
+    """What a draw's stage game asks of the draw (raps.games.desk.GameDesk fills it)."""
+
+    def open_rules(self, draw_id: str, rules: DrawRules) -> tuple[DrawRules, dict[str, str]]:
+        """The rules and extra bars to open with (a car final's finalists still needed,
+        the spot holders barred); raises StageRefused (e.g. a vault already cracked)."""
+        ...
+
+    def refuse(self, draw_id: str, step: str) -> None:
+        """Raises StageRefused when the game forbids the step ("award", "void", "close")."""
+        ...
+
+    def view(self, draw_id: str, public: bool) -> dict[str, Any] | None:
+        """The draw's game for the host's view (or the audience's, `public`)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class StageDraw:
     """A configured draw with the rules it runs by."""
@@ -122,6 +139,7 @@ class StageDesk:
         self._listeners: set[asyncio.Queue[str]] = set()
         self.version = 0  # grows with every commit: the screens' cheap "anything new?"
         self.log = get_logger(component="stage")
+        self.games: DrawGames | None = None  # the stage games that follow the draws
         tickets.entry_listeners.append(self._entered)
 
     # ------------------------------------------------------------------ startup
@@ -205,6 +223,9 @@ class StageDesk:
             barred = self.proxies.barred(draw_id)
             if sd.rules.win_limit is WinLimit.PER_DAY:
                 barred = {**self.winners_today(draw_id), **barred}
+            if self.games is not None:
+                s.rules, more = self.games.open_rules(draw_id, sd.rules)
+                barred = {**more, **barred}
             barred = {c: r for c, r in barred.items() if c in entries}  # only the bin's
             seed = secrets.token_bytes(SEED_BYTES)
             stream = draw_stream(draw_id)
@@ -279,6 +300,8 @@ class StageDesk:
     ) -> TicketDrawSession:
         """Record the winner's prize and issue their letter, in one commit."""
         sd = self.stage_draw(draw_id)
+        if self.games is not None:
+            self.games.refuse(draw_id, "award")
 
         def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
             p = _pick_of(s, pick)
@@ -307,6 +330,8 @@ class StageDesk:
     async def void(
         self, draw_id: str, actor: Actor, command_id: str, pick: int, reason: str
     ) -> TicketDrawSession:
+        if self.games is not None:
+            self.games.refuse(draw_id, "void")
         return await self._on_pick(
             draw_id, actor, command_id, pick, lambda s, c: s.void(c, pick, reason)
         )
@@ -314,6 +339,8 @@ class StageDesk:
     async def close(
         self, draw_id: str, actor: Actor, command_id: str, force: bool = False
     ) -> TicketDrawSession:
+        if self.games is not None:
+            self.games.refuse(draw_id, "close")
         return await self._command(
             draw_id, actor, command_id, lambda s, c: (s.close(c, force), None)
         )
@@ -405,6 +432,30 @@ class StageDesk:
             self.update_gauges()
             self._changed("")
             return letter
+
+    # ------------------------------------------------------ for the stage games
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        """The service's journal lock: the stage games' commands run under it too."""
+        return self._lock
+
+    async def fresh(self, draw_id: str) -> TicketDrawSession:
+        """The draw as the journal has it (reloaded after a failed write); under the lock."""
+        if draw_id in self._needs_reload:
+            await self._reload(draw_id)
+        return self.sessions[draw_id]
+
+    async def recover(self, draw_id: str) -> None:
+        """A game's commit failed after it changed the draw and the letters in memory:
+        the journal decides (the draw reloads at its next command, the letters now)."""
+        self._needs_reload.add(draw_id)
+        await self._reload_prizes_safely()
+
+    def changed(self, draw_id: str) -> None:
+        """A game committed: gauges, and the screens waiting for something new."""
+        self.update_gauges()
+        self._changed(draw_id)
 
     # --------------------------------------------------------------- journaling
 

@@ -38,7 +38,9 @@ def prize_text(spec: PrizeSpec | dict[str, Any] | None) -> str:
     amount, kind = (
         (spec["amount"], spec["kind"]) if isinstance(spec, dict) else (spec.amount, spec.kind)
     )
-    label = {"cash": "cash", "plus_play": "+Play", "voucher": "voucher", "item": ""}
+    label = {"cash": "cash", "plus_play": "+Play", "voucher": "voucher", "item": "",
+             "car": "car", "car_spot": "car draw spot", "safe": "from the safe",
+             "vault_share": "vault share"}  # fmt: skip
     return f"{money(amount)} {label.get(str(kind), str(kind))}".strip()
 
 
@@ -70,7 +72,7 @@ def draws_list(desk: StageDesk) -> list[dict[str, Any]]:
                 "program": sd.program_name,
                 "at": sd.draw.at.isoformat(),
                 "state": s.state.value,
-                "winners": sd.rules.winners,
+                "winners": s.rules.winners,
                 "winners_drawn": len(s.winners()),
                 "players": summary["players"],
                 "tickets": summary["tickets"],
@@ -95,13 +97,13 @@ def host_view(desk: StageDesk, draw_id: str) -> dict[str, Any]:
         "session_id": s.session_id,
         "commitment": s.commitment,
         "seed": seed.hex() if seed else None,
-        "winners": sd.rules.winners,
+        "winners": s.rules.winners,
         "winners_drawn": len(s.winners()),
         "present_seconds": sd.rules.present_seconds,
         "win_limit": sd.rules.win_limit.value,
         "prizes": [
-            None if sd.rules.prize_for(i) is None else prize_text(sd.rules.prize_for(i))
-            for i in range(1, sd.rules.winners + 1)
+            None if s.rules.prize_for(i) is None else prize_text(s.rules.prize_for(i))
+            for i in range(1, s.rules.winners + 1)
         ],
         "add_ons": [
             {
@@ -120,6 +122,7 @@ def host_view(desk: StageDesk, draw_id: str) -> dict[str, Any]:
         "picks": picks,
         "pending": pending[0] if pending else None,
         "no_eligible": bool(s.records) and s.records[-1].type == "draw.no_eligible",
+        "game": None if desk.games is None else desk.games.view(draw_id, public=False),
         "version": desk.version,
         "server_time": desk.clock().isoformat(),
     }
@@ -128,7 +131,8 @@ def host_view(desk: StageDesk, draw_id: str) -> dict[str, Any]:
 def _host_pick(desk: StageDesk, sd: StageDraw, draw_id: str, p: TicketPick) -> dict[str, Any]:
     name, tier = _name_and_tier(desk, p.card)
     nom = desk.proxies.proxy_for(draw_id, p.card)
-    spec = sd.rules.prize_for(p.position)
+    rules = desk.sessions[draw_id].rules
+    spec = rules.prize_for(p.position) if p.position <= rules.winners else None
     letter = desk.prizes.by_pick(desk.sessions[draw_id].session_id, p.number)
     shown = announced_name(name, sd.announce_name)
     return {
@@ -175,10 +179,11 @@ def _presented(pr: Presentation | None) -> dict[str, Any] | None:
 def _award(a: Award | None) -> dict[str, Any] | None:
     if a is None:
         return None
+    lines = a.lines or (a.prize,)
     return {
         "amount": a.prize.amount,
         "kind": a.prize.kind.value,
-        "text": prize_text(a.prize),
+        "text": " + ".join(prize_text(x) for x in lines),
         "source": a.source.value,
         "ref": a.ref,
         "at": a.at.isoformat(),
@@ -221,8 +226,9 @@ def screen_view(desk: StageDesk, draw_id: str) -> dict[str, Any]:
             "tickets": summary["tickets"],
             "by_tier": summary["by_tier"],
         },
-        "winners": sd.rules.winners,
+        "winners": s.rules.winners,
         "picks": picks,
+        "game": None if desk.games is None else desk.games.view(draw_id, public=True),
         "commitment": s.commitment,
         "seed": seed.hex() if seed else None,
         "verification": verification,

@@ -111,6 +111,10 @@ class PaddleGame(StageGame):
     def opened(self) -> set[int]:
         return {r for t in self.turns for r in t.opened}
 
+    def opened_amounts(self) -> dict[int, int]:
+        """The prize behind each reveal opened so far (the others stay hidden)."""
+        return {r: self._reveals[r - 1] for t in self.turns for r in t.opened}
+
     def pick_paddle(self, cmd: Command, card: str, paddle: int) -> Record:
         def run() -> Record:
             turn = self._on_stage(card)

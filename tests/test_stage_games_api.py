@@ -1,0 +1,242 @@
+"""The stage games through the daemon's HTTP API, on SQLite and on PostgreSQL (issue 19).
+
+A Gold Reef City Saturday (tests/stage_games_kit.py): the 15:00 podiums and bonus boxes,
+the 19:00 paddles, the 21:00 podiums and safe and the 21:30 vault share pay their
+winners (ledger, draw awards, letters) and `raps verify` recomputes every reveal from
+the draw's seed; the safe grows only at the 21:00 draw; a retry changes nothing, a
+failed write undoes a close, a restart keeps every game and the safe's value; what the
+host may not do is refused with a reason; the audience never sees a hidden content.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.daemon_helpers import (
+    accept_journal_writes,
+    auth,
+    client_for,
+    reject_journal_writes,
+    running_service,
+)
+from tests.stage_games_kit import C15, C21, CAR, D15, D19, D21, D2130, Show, show
+
+pytestmark = [pytest.mark.asyncio]
+
+
+async def test_a_saturday_pays_its_winners_through_the_games_and_verifies(
+    db_url: str, tmp_path: Path
+) -> None:
+    async with show(db_url, tmp_path) as s:
+        games = s.service.games
+        first = await s.draw_all(D15, add_on_first=True)
+        await s.podium(D15)
+        assert games.ledger.safe_value == 10_000_000
+        view = await s.bonus(D15)
+        assert all(p["state"] == "awarded" for p in view["picks"])
+        assert view["game"]["next"] == {"action": "close_draw"}
+        await s.ok(f"{D15}/close")
+        # rule 74: the 19:00 draw opens with the 15:00 winners barred
+        second = await s.draw_all(D19)
+        assert not set(first) & set(second)
+        await s.paddles(D19)
+        await s.ok(f"{D19}/close")
+        assert games.ledger.safe_value == 10_000_000  # 15:00 and 19:00 never grow it
+        assert games.cars[CAR].holders() == [second[0]]  # the 19:00 winner 1 qualified
+        await s.draw_all(D21)
+        await s.podium(D21)
+        await s.safe(D21)  # every winner tries and misses
+        await s.ok(f"{D21}/close")
+        assert games.ledger.safe_value == 12_000_000  # +R20,000: offered and not cracked
+        vault = await s.draw_all(D2130)
+        assert (await s.game(D2130))["next"] == {"action": "share"}
+        await s.ok(f"{D2130}/vault/share")
+        await s.ok(f"{D2130}/close")
+        assert games.ledger.safe_value == 0 and games.ledger.shared
+        shares = [e.award for e in games.ledger.entries if e.award.kind.value == "vault_share"]
+        assert [a.card for a in shares] == vault and sum(a.amount for a in shares) == 12_000_000
+        lines = await s.verify()
+        for draw in (D15, D19, D21):
+            assert any(line.startswith(f"stage game stage:podium:{draw}: OK") or
+                       line.startswith(f"stage game stage:paddles:{draw}: OK")
+                       for line in lines), lines  # fmt: skip
+        assert any("seed derived from draw:sat-2100's" in line for line in lines), lines
+        assert any(line.startswith("stage prizes: OK") for line in lines), lines
+        # one letter per paid winner, listing what the game gave and the add-on
+        letters = s.service.stage.prizes.letters()
+        assert len(letters) == 6 + 5 + 5 + 5
+        top = next(x for x in letters if x.draw_id == D15 and x.pick == 1)
+        assert [a.id for a in top.add_ons] == ["app"]
+        metrics = await s.client.get("/metrics", headers=auth("ops"))
+        assert "raps_stage_safe_value_cents 0.0" in metrics.text
+
+
+async def test_a_crack_pays_the_safe_and_there_is_no_vault_share(
+    db_url: str, tmp_path: Path
+) -> None:
+    async with show(db_url, tmp_path, players=12) as s:
+        await s.draw_all(D21)
+        await s.podium(D21)
+        view = await s.safe(D21, crack_at=2)
+        safe = view["game"]["games"][1]
+        assert safe["cracked_by"] == 2 and safe["contents"]["codes"]  # revealed at close
+        assert s.service.games.ledger.ever_cracked
+        assert s.service.games.ledger.safe_value == 10_000_000  # back to the base
+        pick2 = next(p for p in view["picks"] if p["position"] == 2)
+        assert "from the safe" in pick2["prize"]["text"]
+        await s.ok(f"{D21}/close")
+        refused = await s.post(f"{D2130}/open")
+        assert refused.status_code == 409 and refused.json()["reason"] == "safe_cracked"
+        await s.verify()
+
+
+async def _stream_sizes(s: Show) -> dict[str, int]:
+    ids = await s.service.journal.session_ids()
+    return {i: len(await s.service.journal.session_entries(i)) for i in ids}
+
+
+async def test_retries_a_failed_close_and_a_restart_change_nothing(
+    db_url: str, tmp_path: Path
+) -> None:
+    async with show(db_url, tmp_path, players=8) as s:
+        await s.draw_all(D21)
+        await s.podium(D21)
+        await s.ok(f"{D21}/games/safe/open", command_id="open-safe")
+        again = await s.ok(f"{D21}/games/safe/open", command_id="open-safe")  # a lost reply
+        assert again["game"]["games"][1]["state"] == "open"
+        await s.ok(f"{D21}/games/safe/attempt", command_id="try-1")
+        code = await s.safe_code(D21, 1)
+        wrong = "999" if code != "999" else "998"
+        first = await s.ok(f"{D21}/games/safe/guess", command_id="g-1", code=wrong)
+        assert await s.ok(f"{D21}/games/safe/guess", command_id="g-1", code=wrong) == first
+        lines = await s.verify()  # a game still open never breaks verify
+        assert (
+            f"stage game stage:safe:{D21}: not closed yet; seed unrevealed, steps "
+            "checked only" in lines
+        )
+        for guess in [c for c in ("000", "001", "002") if c != code][:2]:
+            await s.ok(f"{D21}/games/safe/guess", code=guess)
+        for _ in range(4):
+            await s.ok(f"{D21}/games/safe/decline")
+        before = await _stream_sizes(s)
+        value = s.service.games.ledger.safe_value
+        await reject_journal_writes(s.service)
+        failed = await s.post(f"{D21}/games/safe/close", command_id="close-safe")
+        assert failed.status_code == 503, failed.text
+        await accept_journal_writes(s.service)
+        assert await _stream_sizes(s) == before  # nothing recorded
+        assert (await s.game(D21))["games"][1]["state"] == "finished"  # undone in memory too
+        assert s.service.games.ledger.safe_value == value
+        await s.ok(f"{D21}/games/safe/close", command_id="close-safe")
+        after = await _stream_sizes(s)
+        await s.ok(f"{D21}/games/safe/close", command_id="close-safe")
+        assert await _stream_sizes(s) == after  # the retry recorded nothing
+        letters = len(s.service.stage.prizes.letters())
+        cfg, clock, used = s.cfg, s.clock, s.n
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as client:
+        s2 = Show(cfg, clock, service, client, n=used)  # fresh command ids after the restart
+        assert service.games.ledger.safe_value == value + 2_000_000  # grown once, kept
+        await s2.ok(f"{D21}/games/safe/close", command_id="close-safe")  # retry after restart
+        assert await _stream_sizes(s2) == after
+        assert len(service.stage.prizes.letters()) == letters == 5
+        await s2.ok(f"{D21}/close")
+        await s2.verify()
+
+
+async def test_rules_69_70_87_a_car_day_fills_the_finalists_and_gives_the_car(
+    db_url: str, tmp_path: Path
+) -> None:
+    async with show(db_url, tmp_path, players=8) as s:
+        qualifier = (await s.draw_all(D19))[0]
+        await s.paddles(D19)
+        await s.ok(f"{D19}/close")
+        q = s.service.games.cars[CAR]
+        assert q.holders() == [qualifier] and q.finalists_needed() == 3
+        s.clock.now = s.clock.now.replace(month=5, day=2)  # the car day, 12:05
+        for i in range(1, 9):
+            await s.enter(i, bin_draw=C15)
+        spots = await s.draw_all(C15)
+        assert (await s.game(C15))["next"] == {"action": "spots"}
+        view = await s.ok(f"{C15}/spots/award")
+        kinds = sorted(p["prize"]["kind"] for p in view["picks"])
+        # a winner already holding a spot gets R5,000 instead (rule 70)
+        assert kinds in (["car_spot", "car_spot"], ["car_spot", "cash"], ["cash", "car_spot"])
+        await s.ok(f"{C15}/close")
+        held = q.holders()
+        assert len(held) == 1 + sum(1 for c in spots if c != qualifier)
+        # rule 69: the 21:00 draw draws the finalists still needed, barring the holders
+        await s.ok(f"{C21}/open")
+        opened = (await s.service.journal.session_entries(f"draw:{C21}"))[0].record["data"]
+        assert opened["rules"]["winners"] == 4 - len(held)
+        in_bin = dict(opened["bin"])
+        assert {c for c in held if c in in_bin} <= set(opened["barred"])  # every holder
+        view = await s.view(C21)
+        for _ in range(view["winners"]):
+            await s.present(C21, (await s.ok(f"{C21}/draw"))["picks"][-1])
+        await s.ok(f"{C21}/games/car/open")
+        car = (await s.game(C21))["games"][0]
+        assert [f["card"] for f in car["finalists"]] == q.holders() and len(q.holders()) == 4
+        assert car["winner"] is None and car["contents"] is None  # hidden until revealed
+        await s.ok(f"{C21}/games/car/reveal")
+        refused = await s.post(f"{C21}/games/car/vehicle", vehicle="Yacht")
+        assert refused.status_code == 409
+        await s.ok(f"{C21}/games/car/vehicle", vehicle="Sedan", buy_back=31_000_000)
+        await s.ok(f"{C21}/games/car/close")
+        await s.ok(f"{C21}/close")
+        car_prize = next(e for e in s.service.games.ledger.entries if e.award.kind.value == "car")
+        assert dict(car_prize.award.detail) == {"vehicle": "Sedan", "buy_back": 31_000_000}
+        letter = next(
+            x for x in s.service.stage.prizes.letters() if x.session_id.startswith("stage:car")
+        )
+        assert letter.winner_card == car_prize.award.card and letter.total == 38_000_000
+        assert s.service.games.ledger.safe_value == 10_000_000  # car draws never grow it
+        lines = await s.verify()
+        assert any(line.startswith(f"car spots car-spots:{CAR}: OK") for line in lines), lines
+
+
+async def test_what_the_host_may_not_do_is_refused_and_the_screen_hides_the_contents(
+    db_url: str, tmp_path: Path
+) -> None:
+    async with show(db_url, tmp_path, players=10) as s:
+        assert (await s.post("no-such-draw/games/podium/open")).status_code == 404
+        assert (await s.post(f"{D15}/games/roulette/open")).status_code == 422
+        await s.ok(f"{D15}/open")
+        got = (await s.ok(f"{D15}/draw"))["picks"][-1]
+        early = await s.post(f"{D15}/games/podium/open")
+        assert early.status_code == 409 and early.json()["reason"] == "winner_pending"
+        await s.ok(f"{D15}/picks/1/present", presenter="winner", document="sa_id",
+                   last_digits="1234", receipt=s.receipts[got["card"]])  # fmt: skip
+        short = await s.post(f"{D15}/games/podium/open")
+        assert short.json()["reason"] == "positions_open"
+        manual = await s.post(f"{D15}/picks/1/award", source="device", amount=1, kind="cash",
+                              ref="x")  # fmt: skip
+        assert manual.status_code == 409 and manual.json()["reason"] == "prize_by_game"
+        for _ in range(5):
+            await s.present(D15, (await s.ok(f"{D15}/draw"))["picks"][-1])
+        order = await s.post(f"{D15}/games/bonus/open")
+        assert order.json()["reason"] == "game_order"
+        await s.ok(f"{D15}/games/podium/open")
+        assert (await s.post(f"{D15}/close")).json()["reason"] == "game_open"
+        assert (await s.post(f"{D15}/picks/1/void", reason="x")).json()["reason"] == "game_open"
+        screen = await s.client.get(f"/api/stage/screen/{D15}", headers=auth("stage_screen"))
+        podium = screen.json()["game"]["games"][0]
+        assert podium["contents"] is None and podium["seed"] is None and podium["commitment"]
+        assert all(c["card"].startswith("*") for c in podium["contestants"])
+        assert "next" not in screen.json()["game"]
+        await s.ok(f"{D15}/games/podium/choose", randomiser=6)
+        twice = await s.post(f"{D15}/games/podium/choose", randomiser=6)
+        assert twice.status_code == 409 and twice.json()["reason"] == "refused_by_rules"
+        denied = await s.client.post(f"/api/stage/draws/{D15}/games/podium/choose",
+                                     json={"command_id": "z", "randomiser": 1},
+                                     headers=auth("stage_screen"))  # fmt: skip
+        assert denied.status_code == 403
+        while (await s.game(D15))["games"][0]["turn"] is not None:
+            await s.ok(
+                f"{D15}/games/podium/choose", randomiser=(await s.game(D15))["games"][0]["free"][0]
+            )
+        await s.ok(f"{D15}/games/podium/close")
+        screen = await s.client.get(f"/api/stage/screen/{D15}", headers=auth("stage_screen"))
+        podium = screen.json()["game"]["games"][0]
+        assert podium["contents"]["randomisers"] and podium["seed"]  # revealed at the close
