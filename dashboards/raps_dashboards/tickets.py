@@ -1,5 +1,6 @@
 """The RAPS tickets dashboard: draw tickets credited and entered per bin, receipts,
-entry refusals by reason, and what each bin holds by tier (docs/tickets.md)."""
+entry refusals by reason, what each bin holds by tier (docs/tickets.md), the draws on
+stage, and the stage games with the digit safe's value (docs/stagegames.md)."""
 
 from __future__ import annotations
 
@@ -221,18 +222,54 @@ def build() -> dm.Dashboard:
             w=12,
         ),
     ]
+    safe = sel("raps_stage_safe_value_cents")
+    game_records = sel("raps_stage_game_records_total")
+    games: list[AnyPanel] = [
+        single(
+            "The digit safe now",
+            "The digit safe's progressive value (Saturday 21:00): R100,000, +R20,000 at each "
+            "21:00 draw where it was offered and not cracked, back to R100,000 after a crack, "
+            "0 once the vault is shared (20 Dec). Derived from the stage prize ledger, so a "
+            "restart cannot change it; the stage screen shows the same.",
+            [q(f"max({safe}) / 100")],
+            unit="currencyZAR",
+            decimals=0,
+        ),
+        ts(
+            "The digit safe over time",
+            "The safe's value: steps up by R20,000 when a 21:00 draw closes uncracked, drops "
+            "to the base when it is cracked, to 0 when the vault is shared.",
+            [q(f"max({safe}) / 100", "safe")],
+            unit="currencyZAR",
+            w=18,
+        ),
+        ts(
+            "Stage game records",
+            "The stage games per 5 minutes, by record: stage.opened and stage.closed (a game "
+            "and its reveal), the steps (podium.chosen, bonus.box, paddles.reveal, safe.guess, "
+            "car.won ...), the stage ledger (stage.prize, stage.safe_offered, stage.safe_draw, "
+            "stage.vault_shared) and the car spots (car.qualified, car.extra_spot).",
+            [q(f"sum by (type) (increase({game_records}[$__interval]))", "{{type}}")],
+            unit="none",
+            bars=True,
+            stack=True,
+            min_interval="5m",
+            w=24,
+        ),
+    ]
     return dashboard(
         "raps-tickets",
         "RAPS tickets",
         "Draw tickets: credited per bin and cause, entered and receipts per bin and channel, "
-        "entry refusals by reason, tickets and players per bin and tier, and the draws on "
-        "stage with their prizes.",
+        "entry refusals by reason, tickets and players per bin and tier, the draws on stage "
+        "with their prizes, and the stage games with the digit safe.",
         [
             ("Now", now),
             ("Credits and entries", flow),
             ("Refusals", refused),
             ("Bins", bins),
             ("Draws on stage", stage),
+            ("Stage games and the digit safe", games),
         ],
         variables=[bin_var],
     )
