@@ -41,6 +41,7 @@ from raps.claim_routes import register_claim_routes
 from raps.config import Config
 from raps.game_routes import register_game_routes
 from raps.pages import register_pages
+from raps.prize_report_routes import register_prize_report_routes
 from raps.report_routes import register_report_routes
 from raps.schedule_routes import register_schedule_routes
 from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
@@ -361,6 +362,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     register_claim_routes(app, web)
     register_pages(app, web)
     register_ticket_routes(app, web)
+    register_prize_report_routes(app, web)  # before /api/prizes/{letter_no} matches it
     register_stage_routes(app, web)
     register_game_routes(app, web)
     register_schedule_routes(app, web)

@@ -21,7 +21,7 @@ from tests.daemon_helpers import (
     reject_journal_writes,
     running_service,
 )
-from tests.stage_games_kit import C15, C21, CAR, D15, D19, D21, D2130, Show, show
+from tests.stage_games_kit import C15, C21, CAR, D15, D19, D21, D2130, SAT, Show, show
 
 pytestmark = [pytest.mark.asyncio]
 
@@ -71,6 +71,38 @@ async def test_a_saturday_pays_its_winners_through_the_games_and_verifies(
         assert [a.id for a in top.add_ons] == ["app"]
         metrics = await s.client.get("/metrics", headers=auth("ops"))
         assert "raps_stage_safe_value_cents 0.0" in metrics.text
+        await _the_prize_report(s, top.letter_no)
+
+
+async def _the_prize_report(s: Show, letter_no: str) -> None:
+    """The promotion's prizes: every one once, totals, the safe's history, uncollected."""
+    r = await s.client.get("/api/prizes/report", headers=auth("marketing"))
+    assert r.status_code == 200, r.text
+    rep = r.json()
+    kinds = rep["by_kind"]
+    assert kinds["vault_share"] == 12_000_000 and kinds["cash"] > 0
+    assert set(rep["by_day"]) == {SAT} and set(rep["by_draw"]) == {D15, D19, D21, D2130}
+    assert [h["value"] for h in rep["safe"]["history"]] == [10_000_000, 12_000_000, 0]
+    assert len(rep["uncollected"]) == len(rep["prizes"])  # nothing collected yet
+    # the 19:00 first winner's car spot rides on their paddles letter
+    spot = next(p for p in rep["prizes"] if p["kind"] == "car_spot")
+    assert spot["draw_id"] == D19 and spot["position"] == 1 and spot["letter_no"]
+    assert all(p["card"].startswith("*") for p in rep["prizes"])
+    body = {"command_id": "collect-1", "document": "sa_id", "last_digits": "1234",
+            "signature": {"kind": "typed", "text": "P. Test"}}  # fmt: skip
+    r = await s.client.post(f"/api/prizes/{letter_no}/collect", json=body,
+                            headers=auth("rewards_desk"))  # fmt: skip
+    assert r.status_code == 200, r.text
+    rep = (await s.client.get("/api/prizes/report", headers=auth("auditor"))).json()
+    collected = [p for p in rep["prizes"] if p["letter_no"] == letter_no]
+    assert collected and all(p["state"] == "collected" for p in collected)
+    assert {p["add_on"] for p in collected} == {None, "app"}  # the +R500 rides on it
+    csv = await s.client.get("/api/prizes/report.csv", headers=auth("marketing"))
+    assert csv.status_code == 200 and csv.text.startswith("draw_id,draw_name,day,position")
+    assert "120000.00" not in csv.text and "vault_share" in csv.text
+    page = await s.client.get("/prizes/report", headers=auth("auditor"))
+    assert page.status_code == 200 and "The digit safe's history" in page.text
+    assert (await s.client.get("/api/prizes/report", headers=auth("stage_host"))).status_code == 403
 
 
 async def test_a_crack_pays_the_safe_and_there_is_no_vault_share(
@@ -192,6 +224,10 @@ async def test_rules_69_70_87_a_car_day_fills_the_finalists_and_gives_the_car(
         )
         assert letter.winner_card == car_prize.award.card and letter.total == 38_000_000
         assert s.service.games.ledger.safe_value == 10_000_000  # car draws never grow it
+        rep = (await s.client.get("/api/prizes/report", headers=auth("auditor"))).json()
+        spots = [p for p in rep["prizes"] if p["draw_id"] == C15 and p["kind"] == "car_spot"]
+        assert spots and all(p["state"] == "no_letter" for p in spots)  # nothing to collect
+        assert rep["by_kind"]["car"] == 38_000_000
         lines = await s.verify()
         assert any(line.startswith(f"car spots car-spots:{CAR}: OK") for line in lines), lines
 

@@ -151,25 +151,25 @@ class StageLedger:
             out[e.award.kind.value] = out.get(e.award.kind.value, 0) + e.award.amount
         return out
 
-    def safe_history(self) -> list[tuple[str, str, int, int]]:
-        """(record type, draw or reason, change, value after), for reports and the screen."""
-        out, value = [], 0
+    def safe_history(self) -> list[tuple[str, str, int, int, str]]:
+        """(record type, draw or reason, change, value after, when), for reports and the
+        screen: every change of the safe, in order."""
+        out: list[tuple[str, str, int, int, str]] = []
+        value = 0
         for r in self.records:
             d = r.data
             if r.type == SAFE_BASE:
                 change, what = d["amount"], d["reason"]
-            elif r.type == SAFE_OFFERED:
-                continue
             elif r.type == SAFE_DRAW:
                 change, what = d["increment"], d["draw_id"]
             elif r.type == VAULT_SHARED:
                 change, what = -d["value"], d["draw_id"]
-            elif d["kind"] == PrizeKind.SAFE.value:
+            elif r.type == PRIZE and d["kind"] == PrizeKind.SAFE.value:
                 change, what = -d["amount"], d["draw_id"]
             else:
                 continue
             value += change
-            out.append((r.type, what, change, value))
+            out.append((r.type, what, change, value, r.at.isoformat()))
         return out
 
     # -- commands ---------------------------------------------------------------------
