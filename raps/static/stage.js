@@ -1,6 +1,7 @@
 // The stage host: pick a ticket draw, open it, draw each winner, check who presents
 // (winner or proxy, document type and last digits, the ticket receipt), the add-ons,
-// award the prize (the position's, or a device's reveal), no-show, void, close.
+// award the prize (the position's, or a device's reveal), no-show, void, close; a draw
+// with a stage game plays it (stage-games.js) and the game pays its winners.
 //
 // Every command gets its id here, once, when the host taps; the id is kept in
 // localStorage until the server has answered.  A lost connection or a 503 (the journal
@@ -313,6 +314,7 @@
     tag.className = `state-tag ${v.state}`;
     tag.dataset.state = v.state;
     document.body.dataset.state = v.state;
+    document.body.dataset.version = String(v.version); // what the page shows, for tests
 
     $("open-box").hidden = v.state !== "scheduled";
     renderDrawButton();
@@ -321,6 +323,7 @@
     renderBin();
     renderPicks();
     renderProof();
+    StageGames.render($("game"), v, { command, cmdButton, setBlocked, confirmTap });
   }
 
   function renderDrawButton() {
@@ -338,7 +341,7 @@
       const prize = v.prizes[free.position - 1];
       $("draw-sub").textContent = pending
         ? `winner #${v.pending} is still to present`
-        : (prize ? `prize ${prize}` : "prize revealed by the device");
+        : (v.game ? "the stage game decides the prize" : (prize ? `prize ${prize}` : "prize revealed by the device"));
     }
     button.classList.toggle("redraw", Boolean(free && free.redraw));
     setBlocked(button, !free || pending);
@@ -428,7 +431,9 @@
   function renderCurrent() {
     const v = view;
     const last = v.picks[v.picks.length - 1];
-    const shown = v.state !== "open" ? [] : v.picks.filter((p) => p.state === "pending"
+    // once a stage game has begun, its contestants are on the game's screen
+    const playing = v.game && v.game.games.some((x) => x.state !== "not_open");
+    const shown = v.state !== "open" || playing ? [] : v.picks.filter((p) => p.state === "pending"
       || p.state === "verified" || (p === last && ["awarded", "no_show", "void"].includes(p.state)));
     const box = $("current");
     const keep = new Set();
@@ -614,7 +619,9 @@
         })));
     }
 
-    if (p.position_prize) {
+    if (view.game) {
+      parts.push(el("p", { class: "hint by-game" }, "The stage game pays this winner: play it below once every position is presented."));
+    } else if (p.position_prize) {
       parts.push(el("div", { class: "w-actions" },
         cmdButton({ class: "big primary", dataset: { action: "award" },
           onclick: () => command(`picks/${p.number}/award`, { source: "position" }, `award #${p.number}`) },

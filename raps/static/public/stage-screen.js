@@ -92,6 +92,7 @@
     }));
 
     renderWinners(v);
+    ScreenGames.render($("game"), v);
 
     $("proof-open").hidden = !(v.commitment && !v.seed);
     $("commitment").textContent = v.commitment || "";
