@@ -5,9 +5,10 @@ closed session in it is recomputed pick by pick from its revealed seed and pool
 snapshots (selector.verify), every closed ticket draw is recomputed pick by pick from
 its stored bin, changes and revealed seed (selector.tickets.draw_verify, derivation v2),
 with the once-per-day limit across a day's draws, every prize letter is matched to the
-award it pays, and every ticket bin's credits and entries are recomputed from its
-records (selector.tickets.recompute).  The first broken entry is named; so is every
-mismatching pick.
+award it pays, every ticket bin's credits and entries are recomputed from its
+records (selector.tickets.recompute), and the stage games, the stage prize ledger and
+the car spots are recomputed and cross-checked with the draws (raps.games.audit).  The
+first broken entry is named; so is every mismatching pick.
 """
 
 from __future__ import annotations

@@ -177,7 +177,7 @@ async def test_retries_a_failed_close_and_a_restart_change_nothing(
         await s2.verify()
 
 
-async def test_rules_69_70_87_a_car_day_fills_the_finalists_and_gives_the_car(
+async def test_rules_69_70_74_87_a_car_day_fills_the_finalists_and_gives_the_car(
     db_url: str, tmp_path: Path
 ) -> None:
     async with show(db_url, tmp_path, players=8) as s:
@@ -276,3 +276,19 @@ async def test_what_the_host_may_not_do_is_refused_and_the_screen_hides_the_cont
         screen = await s.client.get(f"/api/stage/screen/{D15}", headers=auth("stage_screen"))
         podium = screen.json()["game"]["games"][0]
         assert podium["contents"]["randomisers"] and podium["seed"]  # revealed at the close
+
+
+async def test_rules_74_127_139_a_winner_of_the_day_is_barred_from_its_later_draws(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Once per promotional day (the ticket draws decide it, once): the 15:00 winners
+    come barred to the 19:00, 21:00 and 21:30 draws, whatever game follows them."""
+    async with show(db_url, tmp_path, players=12) as s:
+        first = set(await s.draw_all(D15))
+        for later in (D19, D21, D2130):
+            await s.ok(f"{later}/open")
+            opened = (await s.service.journal.session_entries(f"draw:{later}"))[0].record
+            barred = opened["data"]["barred"]
+            assert {c for c, why in barred.items() if why == f"won_today:{D15}"} == first
+        got = (await s.ok(f"{D19}/draw"))["picks"][-1]
+        assert got["card"] not in first

@@ -179,3 +179,28 @@ positions = [1, 2]
     assert problems == [
         ("stage.cars[0].finalists", "up to 4 spots can be won before the final: over 3")
     ]
+
+
+def test_rule_66_car_draws_are_open_to_every_rewards_tier() -> None:
+    plan = load_config(SEEDS / "gold-reef-city.toml").ticket_plan()
+    car = next(p for p in plan.programs if p.program_id == "car")
+    assert car.tiers == frozenset(Tier)
+
+
+def test_rules_102_112_120_138_winners_of_each_saturday_draw(
+    gold_reef: tuple[StagePlan, dict[str, tuple[str, str, int]]],
+) -> None:
+    stage, draws = gold_reef
+    winners = {(p.kind.value, draws[d][2]) for d, p in stage.draws.items()
+               if draws[d][0] == "sat-cash"}  # fmt: skip
+    assert winners == {("podium+bonus", 6), ("paddles", 5), ("podium+safe", 5),
+                       ("vault_share", 5)}  # fmt: skip
+
+
+def test_rules_89_90_128_129_140_141_the_app_and_online_add_ons() -> None:
+    cfg = load_config(SEEDS / "gold-reef-city.toml")
+    for program in ("car", "sat-cash"):
+        stage = next(p for p in cfg.ticket_programs if p.id == program).stage
+        add_ons = {a.id: [(x.amount, x.kind) for x in a.prizes] for a in stage.add_ons}
+        assert add_ons == {"app": [(50_000, "cash")], "online": [(50_000, "plus_play")]}
+        assert stage.win_limit == "per_day"  # rules 74, 127, 139
