@@ -16,7 +16,7 @@ import pytest
 
 from raps.audit import check, export_focus, export_session, read_database, read_export
 from raps.games.audit import check_stage
-from tests.stage_games_kit import D21, D2130, show
+from tests.stage_games_kit import D19, D21, D2130, show
 
 pytestmark = [pytest.mark.asyncio]
 Rows = dict[str, list[dict[str, Any]]]
@@ -24,14 +24,18 @@ Rows = dict[str, list[dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[dict[str, Any]]]:
-    """One 21:00 draw (podiums, the safe not cracked) and the 21:30 vault share."""
+    """A 19:00 draw (paddles; its first winner earns a car spot), a 21:00 draw (podiums,
+    the safe not cracked) and the 21:30 vault share."""
     import asyncio
 
     tmp = tmp_path_factory.mktemp("stage-verify")
     url = f"sqlite:///{tmp / 'raps.db'}"
 
     async def run() -> list[dict[str, Any]]:
-        async with show(url, tmp, players=10) as s:
+        async with show(url, tmp, players=16) as s:
+            await s.draw_all(D19)
+            await s.paddles(D19)
+            await s.ok(f"{D19}/close")
             await s.draw_all(D21)
             await s.podium(D21)
             await s.safe(D21)
@@ -71,6 +75,7 @@ async def test_fairness_is_checked_on_an_exported_journal(
     for stream, expect in (
         (f"stage:safe:{D21}", f"stage game stage:safe:{D21}: OK"),
         (f"draw:{D21}", f"stage game stage:podium:{D21}: OK"),
+        (f"draw:{D19}", f"stage game stage:paddles:{D19}: OK"),  # with a car spot paid
     ):
         path = tmp_path / f"{stream.replace(':', '_')}.jsonl"
         path.write_text("\n".join(await export_session(url, stream)) + "\n")
@@ -79,13 +84,14 @@ async def test_fairness_is_checked_on_an_exported_journal(
         assert report.ok, report.lines()
         line = next(x for x in report.lines() if x.startswith(expect))
         if stream.startswith("draw:"):  # the draw's seed is in its export: the derivation
-            assert "seed derived from draw:sat-2100's" in line, line
-        # a reveal changed in the file (its hash recomputed): named, not a chain error
+            assert f"seed derived from {stream}'s" in line, line
+        # a reveal changed in the file: refused (the chain breaks, and the game with it)
         lines = path.read_text().splitlines()
         for i, raw in enumerate(lines):
             row = json.loads(raw)
-            if row.get("record", {}).get("type") == "safe.guess":
-                row["record"]["data"]["correct"] = True
+            if row.get("record", {}).get("type") in ("safe.guess", "paddles.reveal"):
+                data = row["record"]["data"]
+                data["correct" if "correct" in data else "amount"] = 1
                 lines[i] = json.dumps(row)
                 break
         path.write_text("\n".join(lines) + "\n")
