@@ -30,6 +30,7 @@ from tests.daemon_helpers import Clock, auth, card, client_for, floor_config, ru
 SAT = "2026-04-25"
 CAR_DAY = "2026-05-02"
 D15, D19, D21, D2130 = "sat-1500", "sat-1900", "sat-2100", "sat-2130"
+D2115 = "sat-2115"  # a second safe draw (a misconfigured day): one safe at a time
 C15, C21 = "car-1500", "car-2100"
 CAR = "car-0502"
 PLAYERS = 24  # the Saturday's bin: 6 + 5 + 5 + 5 winners, and a few more
@@ -83,7 +84,7 @@ reveals = [100000, 100000, 100000, 100000, 100000, 200000, 200000, 200000, 20000
 [[stage.games]]
 id = "sat-2100"
 program = "sat"
-times = ["21:00"]
+times = ["21:00", "21:15"]
 kind = "podium+safe"
 podiums = [{ amount = 1000000 }, { amount = 800000 }, { amount = 700000 },
            { amount = 600000 }, { amount = 500000 }]
@@ -128,6 +129,7 @@ def stage_config(db_url: str, tmp_path: Path) -> Config:
         + _draw(D15, "sat", SAT, "15:00", 6, "sat-0425")
         + _draw(D19, "sat", SAT, "19:00", 5, "sat-0425")
         + _draw(D21, "sat", SAT, "21:00", 5, "sat-0425")
+        + _draw(D2115, "sat", SAT, "21:15", 5, "sat-0425")
         + _draw(D2130, "sat", SAT, "21:30", 5, "sat-0425")
         + _draw(C15, "car", CAR_DAY, "15:00", 2, CAR)
         + _draw(C21, "car", CAR_DAY, "21:00", 2, CAR)

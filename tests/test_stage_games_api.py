@@ -21,7 +21,7 @@ from tests.daemon_helpers import (
     reject_journal_writes,
     running_service,
 )
-from tests.stage_games_kit import C15, C21, CAR, D15, D19, D21, D2130, SAT, Show, show
+from tests.stage_games_kit import C15, C21, CAR, D15, D19, D21, D2115, D2130, SAT, Show, show
 
 pytestmark = [pytest.mark.asyncio]
 
@@ -111,11 +111,22 @@ async def test_a_crack_pays_the_safe_and_there_is_no_vault_share(
     async with show(db_url, tmp_path, players=12) as s:
         await s.draw_all(D21)
         await s.podium(D21)
+        await s.draw_all(D2115)
+        await s.podium(D2115)
+        await s.ok(f"{D2115}/games/safe/open")  # one safe at a time: the other waits
+        busy = await s.post(f"{D21}/games/safe/open")
+        assert busy.status_code == 409 and busy.json()["reason"] == "safe_in_play"
+        for _ in range(5):
+            await s.ok(f"{D2115}/games/safe/decline")
+        await s.ok(f"{D2115}/games/safe/close")
+        assert s.service.games.ledger.safe_value == 12_000_000
         view = await s.safe(D21, crack_at=2)
         safe = view["game"]["games"][1]
         assert safe["cracked_by"] == 2 and safe["contents"]["codes"]  # revealed at close
         assert s.service.games.ledger.ever_cracked
         assert s.service.games.ledger.safe_value == 10_000_000  # back to the base
+        paid = [e.award for e in s.service.games.ledger.entries if e.award.kind.value == "safe"]
+        assert [a.amount for a in paid] == [12_000_000]  # the value it was offered at
         pick2 = next(p for p in view["picks"] if p["position"] == 2)
         assert "from the safe" in pick2["prize"]["text"]
         await s.ok(f"{D21}/close")

@@ -364,6 +364,10 @@ class GameDesk:
             game = PaddleGame(stream, s.draw_id, p.day, cards, p.paddles, p.reveals,
                               p.reveal_kind)  # fmt: skip
         elif mechanic == "safe":
+            busy = [g.game_id for g in self.games.values()
+                    if isinstance(g, SafeGame) and g.state is not GameState.CLOSED]  # fmt: skip
+            if busy:  # one safe at a time: a crack changes what the other was offered
+                raise StageRefused("safe_in_play", f"the safe is in play at {busy[0]}")
             podium = self.game(s.draw_id, "podium")
             assert isinstance(podium, PodiumGame)
             prizes = [podium.prize_of(i).amount for i in range(1, len(cards) + 1)]
