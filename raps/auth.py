@@ -38,6 +38,7 @@ from fastapi.routing import APIRoute
 
 from raps.config import STAFF_ROLES, Config, UserConfig, check_secret, hash_secret
 from raps.logs import get_logger
+from selector.claims import EXTENDING_ROLES
 from selector.records import Actor
 
 # ---------------------------------------------------------------------------- roles
@@ -52,7 +53,7 @@ WATCHERS = frozenset({"marketing", "security", "admin"})  # live session updates
 DISPATCHERS = frozenset({"security", "admin"})  # the dispatch screen and floor map
 # a winner's claim (raps.claim_routes): security goes en route (DISPATCHERS), marketing
 # finds the winner absent (RUNNERS), an admin extends a countdown once
-EXTENDERS = frozenset({"admin"})
+EXTENDERS = EXTENDING_ROLES  # the core checks the same roles (selector.claim_verify)
 OPERATORS = frozenset({"ops", "admin"})  # pools and health page
 AUDITORS = frozenset({"auditor", "admin"})  # journal export
 REPORT_READERS = frozenset({"marketing", "admin", "auditor"})  # end-of-session reports

@@ -8,13 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from selector.claims import EXTENDING_ROLES  # raps.auth.EXTENDERS: the route's same roles
 from selector.records import Actor
 from selector.session import Command, DrawSession, Outcome, SessionError
 
 Result = TypeVar("Result")  # raps.service.CommandResult
-
-# who may extend a claim countdown (raps.auth.EXTENDERS gives the route the same roles)
-EXTENDING_ROLES = frozenset({"admin"})
 
 
 class ClaimCommands(Generic[Result]):

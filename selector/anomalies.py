@@ -8,8 +8,8 @@ Anomalies are what an honest session does not show and an insider's might: a sta
 no-show before the claim countdown could have run out (before it started, when it
 starts at "absent", or before an extended deadline), an abandoned draw attempt (a pool
 requested and never drawn from, which is what vetoing a winner by failing its commit
-leaves), the journal's time going backwards, and the rehearsal flag changing inside a
-session.  `raps verify` exits
+leaves), the journal's time going backwards, the rehearsal flag changing inside a
+session, and a winner not reached within the en-route limit with no escalation.  `raps verify` exits
 with 3 when a journal that verifies has anomalies, 1 when it does not verify.
 """
 
@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from selector.claim_verify import claim_anomalies
 
 
 @dataclass
@@ -34,6 +36,7 @@ def _who(r: dict[str, Any]) -> str:
 
 def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
     """Notes and anomalies of one session's records, in journal order."""
+    records = list(records)
     rep = SessionReport()
     claim = 0.0
     drawn_at: dict[int, datetime] = {}
@@ -118,6 +121,7 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
                 )
         elif t == "session.closed":
             closed = True
+    rep.anomalies.extend(claim_anomalies(records))
     if closed:
         for n, digest in sorted(requested.items()):
             rep.anomalies.append(

@@ -8,7 +8,12 @@
   "draw") or none until absent, then absent + `claim_seconds`; an extension's is the
   previous deadline plus its seconds;
 - a claim-timer no-show comes at or after the deadline so derived, never before it,
-  and never while the countdown has not started.
+  and never while the countdown has not started; a verification comes before it;
+- an extension is an admin's (EXTENDING_ROLES), with a reason, of at most
+  MAX_EXTENSION_SECONDS.
+
+`claim_anomalies` names what an honest session does not show but that changes no
+winner: a winner not reached within the en-route limit and never escalated.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Any
 
 from selector.claims import (
     BEFORE_ARRIVAL,
+    EXTENDING_ROLES,
+    MAX_EXTENSION_SECONDS,
     Claim,
     ClaimPhase,
     ClaimStart,
@@ -44,49 +51,84 @@ class _Pick:
     deadline: datetime | None
     claim: Claim
     pending: bool = True
+    unescalated_noted: bool = False
 
 
 def claim_mismatches(recs: list[dict[str, Any]]) -> list[tuple[int, int | None, str]]:
     """(record position, pick, what is wrong) for every claim step out of order or off
     its derived time, in journal order."""
-    bad: list[tuple[int, int | None, str]] = []
-    rules = _Rules()
-    picks: dict[int, _Pick] = {}
-    for i, r in enumerate(recs):
+    return _Walk(recs).bad
+
+
+def claim_anomalies(recs: list[dict[str, Any]]) -> list[str]:
+    """Claim steps an honest session shows and this one lacks (they change no winner)."""
+    return _Walk(recs).anomalies
+
+
+class _Walk:
+    """One pass over a session's records, checking each claim step as it comes."""
+
+    def __init__(self, recs: list[dict[str, Any]]) -> None:
+        self.bad: list[tuple[int, int | None, str]] = []
+        self.anomalies: list[str] = []
+        self.rules = _Rules()
+        self.picks: dict[int, _Pick] = {}
+        for i, r in enumerate(recs):
+            try:
+                self._record(i, r)
+            except (KeyError, TypeError, ValueError) as e:
+                d = r.get("data") or {}
+                self.bad.append((i, d.get("pick"), f"malformed {r.get('type')!r} record: {e!r}"))
+
+    def _record(self, i: int, r: dict[str, Any]) -> None:
         t, d = r.get("type"), r.get("data") or {}
-        try:
-            if t == "session.opened":
-                rules = _Rules(
-                    ClaimStart(d.get("claim_starts", ClaimStart.DRAW)),
-                    float(d.get("claim_seconds", 90.0)),
-                    d.get("max_en_route_seconds"),
+        if t == "session.opened":
+            self.rules = _Rules(
+                ClaimStart(d.get("claim_starts", ClaimStart.DRAW)),
+                float(d.get("claim_seconds", 90.0)),
+                d.get("max_en_route_seconds"),
+            )
+            return
+        n = d.get("pick")
+        if not isinstance(n, int) or not isinstance(t, str) or not t.startswith("pick."):
+            return
+        at = datetime.fromisoformat(str(r.get("at")))
+        rules = self.rules
+        if t == "pick.drawn":
+            want = drawn_deadline(rules.starts, at, rules.claim_seconds)
+            deadline = _when(d["deadline"]) if "deadline" in d else want  # as restore
+            if deadline != want:
+                self.bad.append(
+                    (i, n, f"drawn with deadline {_text(deadline)}, rules give {_text(want)}")
                 )
-                continue
-            n = d.get("pick")
-            if not isinstance(n, int) or not isinstance(t, str) or not t.startswith("pick."):
-                continue
-            at = datetime.fromisoformat(str(r.get("at")))
-            if t == "pick.drawn":
-                want = drawn_deadline(rules.starts, at, rules.claim_seconds)
-                deadline = _when(d["deadline"]) if "deadline" in d else want  # as restore
-                if deadline != want:
-                    bad.append(
-                        (i, n, f"drawn with deadline {_text(deadline)}, rules give {_text(want)}")
-                    )
-                picks[n] = _Pick(at, want, Claim())
-                continue
-            p = picks.get(n)
-            if p is None:
-                continue  # named by the recomputation ("never drawn")
-            problem = _step(t, d, at, p, rules)
-            if problem:
-                bad.append((i, n, problem))
-        except (KeyError, TypeError, ValueError) as e:
-            bad.append((i, d.get("pick"), f"malformed {t!r} record: {e!r}"))
-    return bad
+            self.picks[n] = _Pick(at, want, Claim())
+            return
+        p = self.picks.get(n)
+        if p is None:
+            return  # named by the recomputation ("never drawn")
+        self._unescalated(n, t, at, p)
+        problem = _step(t, d, at, p, rules, (r.get("actor") or {}).get("role"))
+        if problem:
+            self.bad.append((i, n, problem))
+
+    def _unescalated(self, n: int, t: str, at: datetime, p: _Pick) -> None:
+        """The claim timer escalates before anything later happens to the pick; a step
+        strictly after the limit with no escalation before it means one went missing."""
+        if not p.pending or t == "pick.escalated" or p.unescalated_noted:
+            return
+        due = escalation_due(p.claim, p.drawn_at, self.rules.max_en_route)
+        if due is not None and due < at:
+            p.unescalated_noted = True
+            self.anomalies.append(
+                f"pick {n} was not reached within {self.rules.max_en_route} s (limit at "
+                f"{due.isoformat()}) and no escalation was journaled before its {t} at "
+                f"{at.isoformat()}"
+            )
 
 
-def _step(t: str, d: dict[str, Any], at: datetime, p: _Pick, rules: _Rules) -> str | None:
+def _step(
+    t: str, d: dict[str, Any], at: datetime, p: _Pick, rules: _Rules, role: Any
+) -> str | None:
     """What is wrong with one step of a drawn pick (and the pick moved on), or None."""
     claim = p.claim
     if t in _STEPS and not p.pending:
@@ -106,7 +148,7 @@ def _step(t: str, d: dict[str, Any], at: datetime, p: _Pick, rules: _Rules) -> s
         if got != want:
             return f"absent with deadline {_text(got)}, rules give {_text(want)}"
     elif t == "pick.extended":
-        return _extended(d, p)
+        return _extended(d, p, role)
     elif t == "pick.escalated":
         due = escalation_due(claim, p.drawn_at, rules.max_en_route)
         if due is None:
@@ -122,18 +164,26 @@ def _step(t: str, d: dict[str, Any], at: datetime, p: _Pick, rules: _Rules) -> s
             return f"a claim-timer no-show at {at.isoformat()}, before {p.deadline.isoformat()}"
     elif t in _ENDED:
         p.pending = False
+        if t == "pick.verified" and p.deadline is not None and at >= p.deadline:
+            return (
+                f"verified at {at.isoformat()}, after its countdown ran out at {_text(p.deadline)}"
+            )
     return None
 
 
-def _extended(d: dict[str, Any], p: _Pick) -> str | None:
+def _extended(d: dict[str, Any], p: _Pick, role: Any) -> str | None:
     claim = p.claim
     if claim.extended_seconds is not None:
         return "the countdown extended a second time"
     if p.deadline is None:
         return "the countdown extended before it started"
+    if role not in EXTENDING_ROLES:
+        return f"the countdown extended by {role!r}, not by {' or '.join(sorted(EXTENDING_ROLES))}"
+    if not isinstance(d.get("reason"), str) or not d["reason"].strip():
+        return "the countdown extended without a reason"
     seconds = float(d["seconds"])
-    if seconds <= 0:
-        return f"an extension of {seconds} s"
+    if not 0 < seconds <= MAX_EXTENSION_SECONDS:
+        return f"an extension of {seconds:g} s (above 0, at most {MAX_EXTENSION_SECONDS:g} s)"
     claim.extended_seconds = seconds
     want = p.deadline + timedelta(seconds=seconds)
     got, p.deadline = _when(d.get("deadline")), want

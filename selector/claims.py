@@ -47,6 +47,7 @@ class ClaimPhase(StrEnum):
 # a step toward the winner is taken only before anyone has found them absent
 BEFORE_ARRIVAL = (ClaimPhase.DRAWN, ClaimPhase.EN_ROUTE)
 MAX_EXTENSION_SECONDS = 600.0  # one extension adds at most this much
+EXTENDING_ROLES = frozenset({"admin"})  # who may extend a countdown (the supervisor's part)
 MAX_OFFICER_CHARS = 80
 
 

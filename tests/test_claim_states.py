@@ -407,3 +407,58 @@ def test_the_claim_mode_changes_no_winner() -> None:
         s, hh = open_session(floor, rules, seed=SEED)
         winners.append([s.draw(hh.cmd(1), SLOTS).pick.card for _ in range(3)])  # type: ignore[union-attr]
     assert winners[0] == winners[1]
+
+
+# ------------------------------------------- what the inspector's check enforces
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"seconds": 100_000.0}, "an extension of 100000 s"),
+        ({"reason": "  "}, "without a reason"),
+        ({"reason": None}, "without a reason"),
+        ({"actor": {"user": "mo", "role": "marketing"}}, "extended by 'marketing'"),
+    ],
+)
+def test_an_extension_the_rules_forbid_fails_verify(change: dict[str, Any], message: str) -> None:
+    """The daemon refuses these; a journal edited to hold one must not verify either (and
+    must not crash the restore that runs the same lifecycle check)."""
+    _, records = story()
+    forged = [dict(r) for r in records]
+    ext = next(r for r in forged if r["type"] == "pick.extended")
+    if "actor" in change:
+        ext["actor"] = change["actor"]
+    else:
+        ext["data"] = {**ext["data"], **change}
+        if change.get("reason", "") is None:
+            del ext["data"]["reason"]
+    assert any(message in str(m) for m in verify_lifecycle(forged)), verify_lifecycle(forged)
+
+
+def test_a_verification_after_the_countdown_ran_out_fails_verify() -> None:
+    _, records = story()
+    verified = next(r for r in records if r["type"] == "pick.verified")
+    drawn = next(
+        r
+        for r in records
+        if r["type"] == "pick.drawn" and r["data"]["pick"] == verified["data"]["pick"]
+    )
+    assert drawn["data"]["deadline"] is None  # absent mode: no countdown, a verify any time
+    s, hh = absent_session(SessionRules())  # the countdown runs from the draw
+    pick = s.draw(hh.cmd(), SLOTS).pick
+    assert pick is not None and pick.deadline is not None
+    s.verify(hh.cmd(30), pick.number)
+    honest = closed(s, hh)
+    assert verify_lifecycle(honest) == []
+    late = tampered(honest, "pick.verified", at=(pick.deadline + timedelta(seconds=5)).isoformat())
+    assert any("after its countdown ran out" in str(m) for m in verify_lifecycle(late))
+
+
+def test_a_missing_escalation_is_an_anomaly() -> None:
+    _, records = story()
+    assert session_report(records).anomalies == []
+    gone = [r for r in records if r["type"] != "pick.escalated"]
+    assert verify_session(gone) == []  # no winner changes: it is for the inspector to see
+    [anomaly] = session_report(gone).anomalies
+    assert "pick 1 was not reached within 120 s" in anomaly and "pick.absent" in anomaly

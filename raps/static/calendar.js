@@ -251,11 +251,18 @@
     return input ? (input.type === "checkbox" ? input.checked : input.value.trim()) : undefined;
   }
 
+  // a number field left empty sends nothing (the default, or no change), never a silent 0
+  // (0 en-route seconds means "never escalate": it has to be typed)
+  function number(name) {
+    const v = value(name);
+    return v === undefined || v === "" ? null : Number(v);
+  }
+
   async function submitSession(s, mode) {
     const f = {
       name: value("name") || null, starts: value("starts") || null, ends: value("ends") || null,
-      slots: Number(value("slots")), tables: Number(value("tables")), claim_seconds: Number(value("claim_seconds")),
-      claim_starts: value("claim_starts"), max_en_route_seconds: Number(value("max_en_route_seconds")),
+      slots: number("slots"), tables: number("tables"), claim_seconds: number("claim_seconds"),
+      claim_starts: value("claim_starts"), max_en_route_seconds: number("max_en_route_seconds"),
     };
     if (mode === "new") {
       await send("/api/schedule/sessions", { ...f, session_id: value("session_id"), promotion_id: value("promotion_id"),
