@@ -7,84 +7,25 @@ What is checked, per session:
   the recorded card; a failed re-check is recomputed from the pool it was drawn from;
 - nobody barred at that moment (pending, already won, no-show, voided) was in a pool;
 - no pool's quota was exceeded, and pick numbers run 1, 2, 3, ...
+and the session's life as a state machine (selector.lifecycle). Mismatches come in
+record order, so the first one names where the records first stop holding.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from selector.claim_verify import claim_mismatches
 from selector.fairness import commitment, pick_index, pool_digest
+from selector.lifecycle import Mismatch, verify_lifecycle
 from selector.records import Record
 
-
-@dataclass(frozen=True, slots=True)
-class Mismatch:
-    position: int  # index of the record in the session's record list
-    pick: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"record {self.position}" + (f" (pick {self.pick})" if self.pick else "")
-        return f"{where}: {self.message}"
+__all__ = ["Mismatch", "verify_lifecycle", "verify_session"]  # the first two: selector.lifecycle
 
 
 def _as_dicts(records: Iterable[Record | dict[str, Any]]) -> list[dict[str, Any]]:
     return [r.to_dict() if isinstance(r, Record) else r for r in records]
-
-
-def verify_lifecycle(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
-    """The session's life as a state machine, seed or no seed: nothing before its open
-    but an override, nothing after its close, every pick's steps legal (verified from
-    pending, awarded from verified, a no-show from pending, a void from pending or
-    verified; the claim's steps and deadlines, selector.claim_verify), and the close's
-    summary equal to what precedes it."""
-    recs = _as_dicts(records)
-    bad: list[Mismatch] = []
-    state = "scheduled"
-    picks: dict[int, str] = {}
-    for i, r in enumerate(recs):
-        t, d = r.get("type"), r.get("data", {})
-        n = d.get("pick")
-        if state == "closed":
-            bad.append(Mismatch(i, n, f"{t} after the session's close"))
-            continue
-        if t == "session.opened":
-            if state != "scheduled":
-                bad.append(Mismatch(i, None, "a second session.opened"))
-            state = "open"
-        elif state == "scheduled" and t != "session.override":
-            bad.append(Mismatch(i, n, f"{t} before the session was opened"))
-        elif t == "pick.drawn":
-            if n in picks:
-                bad.append(Mismatch(i, n, f"pick {n} drawn twice"))
-            picks[n] = "pending"
-        elif t in _RESOLVED:
-            now, new = picks.get(n), _RESOLVED[t]
-            if now is None:
-                continue  # named by the recomputation ("never drawn")
-            if now not in _LEGAL_FROM[new]:
-                bad.append(Mismatch(i, n, f"pick {n} is {now}: {t} is no legal step from it"))
-            picks[n] = new
-        elif t == "session.closed":
-            state = "closed"
-            if d.get("picks") != len(picks):
-                bad.append(
-                    Mismatch(
-                        i, None, f"close says {d.get('picks')} picks, the records hold {len(picks)}"
-                    )
-                )
-            counts = {k: sum(1 for v in picks.values() if v == k) for k in _OUTCOMES}
-            said = {k: int(v) for k, v in (d.get("outcomes") or {}).items() if v}
-            if said != {k: v for k, v in counts.items() if v}:
-                bad.append(
-                    Mismatch(i, None, f"close's outcomes {said} differ from the records' {counts}")
-                )
-    bad += [Mismatch(i, n, what) for i, n, what in claim_mismatches(recs)]  # selector.claims
-    return bad
 
 
 def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
@@ -140,7 +81,8 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             pick = r.get("data", {}).get("pick") if isinstance(r, dict) else None
             bad.append(Mismatch(i, pick, f"malformed {r.get('type')!r} record: {e!r}"))
-    return bad
+    # record order (stable: the lifecycle's first at a record), each mismatch said once
+    return sorted(dict.fromkeys(bad), key=lambda m: m.position)
 
 
 def _check_request(
@@ -229,13 +171,6 @@ _RESOLVED = {
     "pick.no_show": "no_show",
     "pick.voided": "void",
 }
-_LEGAL_FROM = {
-    "verified": ("pending",),
-    "awarded": ("verified",),
-    "no_show": ("pending",),
-    "void": ("pending", "verified"),
-}
-_OUTCOMES = ("pending", "verified", "awarded", "no_show", "void")
 
 
 def _barred(

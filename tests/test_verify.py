@@ -60,6 +60,13 @@ class Script:
         assert out.pick is not None, out
         return out.pick.number
 
+    def draw_verified(self, kind: str) -> int:
+        """Draw, then verify the winner with a later command (never `verify(cmd(),
+        draw())`: the verify's time would be taken before the draw's)."""
+        number = self.draw(kind)
+        self.session.verify(self.cmd(), number)
+        return number
+
 
 def seated_floor(idle_seconds: float = 3600.0) -> tuple[Floor, Events]:
     """Eight qualified slot players and six qualified table players.
@@ -104,7 +111,7 @@ def honest_session(seed: bytes = SEED) -> DrawSession:
     p8 = run.draw("slots")  # slot 3, attempt 1
     s.verify(run.cmd(), p8)
     s.void(run.cmd(), p8, "ID does not match the card")
-    s.verify(run.cmd(), run.draw("slots"))  # p9, slot 3, attempt 2
+    run.draw_verified("slots")  # p9, slot 3, attempt 2
     run.draw("tables")  # p10, left pending: the forced close voids it
     s.close(run.cmd(), force=True)
     return s
@@ -357,8 +364,14 @@ def test_barred_player_inserted_into_a_later_pool(
     recs, _card = _barred_card_case(session, barring, later)
     bad = verify_session(recs)
     assert bad, why
-    assert bad[0].pick == later, bad
-    assert any("barred player" in m.message for m in bad), bad
+    di = next(
+        i for i, r in enumerate(recs) if r["type"] == "pick.drawn" and r["data"]["pick"] == later
+    )
+    # first: the pool is not the one the request made durable; then, at the same record,
+    # the barred player in it
+    assert (bad[0].position, bad[0].pick) == (di, later), bad
+    assert bad[0].message == "drawn from a pool other than the one requested", bad
+    assert bad[1].position == di and bad[1].message == "barred player(s) in the pool: 1", bad
     allowed = ("barred player", "other than the one requested")
     assert all(any(a in m.message for a in allowed) for m in bad), bad
 
@@ -400,7 +413,7 @@ def test_quota_exceeded_by_an_extra_pick() -> None:
     run = Script(s, ev.now)
     s.open(run.cmd(), SEED)
     for kind in ("slots", "slots", "tables"):
-        s.verify(run.cmd(), run.draw(kind))
+        run.draw_verified(kind)
     s.close(run.cmd())
     recs = as_json(s.records)
     assert verify_session(recs) == []
@@ -410,18 +423,30 @@ def test_quota_exceeded_by_an_extra_pick() -> None:
     forged["pool"] = [c for c in SLOT_CARDS if c not in {drawn(recs, 1)["card"], last["card"]}]
     redo_pick(forged)
     ci = position(recs, "session.closed")
+    at = datetime.fromisoformat(recs[ci - 1]["at"])  # its claim deadline as the rules give it
+    forged["deadline"] = (at + timedelta(seconds=rules.claim_seconds)).isoformat()
     recs.insert(ci, {**recs[ci - 1], "type": "pick.drawn", "data": forged})
     bad = verify_session(recs)
-    assert any(m.pick == 4 and "quota" in m.message for m in bad), bad
-    assert any(m.pick == 4 and "without a pick.requested" in m.message for m in bad), bad
-    assert any("close says 3 picks, the records hold 4" in m.message for m in bad), bad
+    assert [(m.position, m.pick) for m in bad] == [(ci, 4), (ci, 4), (ci + 1, None), (ci + 1, None)]
+    assert bad[0].message == "pick.drawn without a pick.requested before it", bad
+    assert bad[1].message == "slots quota 2 exceeded", bad
+    assert bad[2].message == "close says 3 picks, the records hold 4", bad
+    assert bad[3].message.startswith("close's outcomes {'verified': 3}"), bad
 
 
 def test_pick_numbers_must_run_in_order(session: DrawSession) -> None:
     recs = as_json(session.records)
     drawn(recs, 4)["pick"] = 5
+    di = next(i for i, r in enumerate(recs) if r["type"] == "pick.drawn" and r["data"]["pick"] == 5)
     bad = verify_session(recs)
-    assert any(m.pick == 5 and "expected 4" in m.message for m in bad), bad
+    # first, at that record: the draw is not the one requested (pick 4), no pick 5 was
+    # requested, and its number skips 4
+    assert [(m.position, m.pick) for m in bad[:3]] == [(di, 5)] * 3, bad
+    assert bad[0].message.startswith(
+        "pick.drawn names pick 5, kind tables, slot 1, attempt 0; the open request is pick 4"
+    ), bad
+    assert bad[1].message == "pick.drawn without a pick.requested before it", bad
+    assert bad[2].message == "pick number 5, expected 4", bad
 
 
 def test_record_from_another_session(session: DrawSession) -> None:
@@ -467,7 +492,7 @@ def stale_pool_session(
 
 
 def _draw_once(s: DrawSession, floor: Floor, ev: Events, run: Script) -> None:
-    s.verify(run.cmd(), run.draw("slots"))
+    run.draw_verified("slots")
     s.close(run.cmd())
 
 
@@ -594,7 +619,7 @@ def _no_eligible_then_draw(s: DrawSession, floor: Floor, ev: Events, run: Script
     ev.now = run.now + timedelta(seconds=120)
     seated_slot_player(floor, ev, "NEW", "M03")
     run.now = ev.now
-    s.verify(run.cmd(), run.draw("slots"))
+    run.draw_verified("slots")
     s.close(run.cmd())
 
 
