@@ -209,6 +209,7 @@ def check(
             continue  # its entry fails the chain check, which names it
         by_session.setdefault(str(r.get("session_id")), []).append(r)
     closed_draws: dict[str, list[dict[str, Any]]] = {}
+    windows, journal_end = _windows(by_session.get(SCHEDULE_STREAM, [])), _last_time(records)
     for sid, recs in by_session.items():
         if focus is not None and sid != focus and not belongs(sid, focus):
             rep.context.append(sid)
@@ -236,7 +237,7 @@ def check(
             _check_schedule(rep, recs, by_session)
         elif any(r.get("type") == "session.closed" for r in recs):
             _note_overrides(rep, sid, recs)
-            _note_report(rep, sid, recs)
+            _note_report(rep, sid, recs, windows.get(sid), journal_end)
             try:
                 rep.sessions[sid] = [str(m) for m in verify_session(recs)]
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
@@ -244,7 +245,7 @@ def check(
             rep.picks += sum(1 for r in recs if r.get("type") == "pick.drawn")
         else:
             _note_overrides(rep, sid, recs)
-            _note_report(rep, sid, recs)
+            _note_report(rep, sid, recs, windows.get(sid), journal_end)
             rep.open_problems[sid] = _guarded(lambda recs=recs: verify_lifecycle(recs))
             rep.open_sessions.append(sid)
     _check_days(rep, closed_draws)
@@ -284,12 +285,41 @@ def _check_schedule(
             )
 
 
-def _note_report(rep: Report, sid: str, recs: list[dict[str, Any]]) -> None:
-    found = session_report(recs)
+def _note_report(
+    rep: Report,
+    sid: str,
+    recs: list[dict[str, Any]],
+    ends: datetime | None,
+    journal_end: datetime | None,
+) -> None:
+    found = session_report(recs, ends=ends, journal_end=journal_end)
     if found.notes:
         rep.notes[sid] = found.notes
     if found.anomalies:
         rep.anomalies[sid] = found.anomalies
+
+
+def _windows(schedule: list[dict[str, Any]]) -> dict[str, datetime]:
+    """The end of each session's scheduled window, as the schedule stream last set it
+    (an unreadable schedule is named by _check_schedule; here it gives no windows)."""
+    try:
+        plans = Schedule.replay({}, [Record.from_dict(r) for r in schedule]).sessions
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return {}
+    return {sid: p.ends for sid, p in plans.items() if p.ends is not None}
+
+
+def _last_time(records: list[dict[str, Any]]) -> datetime | None:
+    """The newest record time of the journal (or export) read."""
+    times = []
+    for r in records:
+        try:
+            at = datetime.fromisoformat(str(r.get("at")))
+        except ValueError:
+            continue
+        if at.tzinfo is not None:  # the daemon writes aware times only
+            times.append(at)
+    return max(times, default=None)
 
 
 def _column_errors(entries: list[Entry], columns: list[tuple[int, str, str]]) -> list[str]:

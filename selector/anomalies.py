@@ -9,8 +9,10 @@ no-show before the claim countdown could have run out (before it started, when i
 starts at "absent", or before an extended deadline), an abandoned draw attempt (a pool
 requested and never drawn from, which is what vetoing a winner by failing its commit
 leaves), the journal's time going backwards, the rehearsal flag changing inside a
-session, and a winner not reached within the en-route limit with no escalation.  `raps verify` exits
-with 3 when a journal that verifies has anomalies, 1 when it does not verify.
+session, a winner not reached within the en-route limit with no escalation, a session
+left open at the end of the journal, and a live session still open after its scheduled
+window ended.  `raps verify` exits with 3 when a journal that verifies has anomalies, 1
+when it does not verify.
 """
 
 from __future__ import annotations
@@ -34,10 +36,17 @@ def _who(r: dict[str, Any]) -> str:
     return f"{a.get('user')} ({a.get('role')})"
 
 
-def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
-    """Notes and anomalies of one session's records, in journal order."""
-    records = list(records)
+def session_report(
+    records: Iterable[dict[str, Any]],
+    *,
+    ends: datetime | None = None,
+    journal_end: datetime | None = None,
+) -> SessionReport:
+    """Notes and anomalies of one session's records, in journal order. `ends`: the end
+    of the session's scheduled window (None: it has none); `journal_end`: the time of
+    the last record of the journal (or export) the session was read from."""
     rep = SessionReport()
+    recs = list(records)
     claim = 0.0
     drawn_at: dict[int, datetime] = {}
     # pick -> its claim deadline as the records make it (None: the countdown waits)
@@ -46,12 +55,14 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
     rehearsal: bool | None = None
     last_at: datetime | None = None
     closed = False
-    for r in records:
+    for r in recs:
         t, d = r.get("type"), r.get("data") or {}
         try:
             at = datetime.fromisoformat(str(r.get("at")))
         except ValueError:
             continue
+        if at.tzinfo is None:
+            continue  # not the daemon's (aware) time: the chain or the lifecycle names it
         if last_at is not None and at < last_at:
             rep.anomalies.append(
                 f"{t} at {at.isoformat()} is before the record it follows "
@@ -121,13 +132,15 @@ def session_report(records: Iterable[dict[str, Any]]) -> SessionReport:
                 )
         elif t == "session.closed":
             closed = True
-    rep.anomalies.extend(claim_anomalies(records))
+    rep.anomalies.extend(claim_anomalies(recs))
     if closed:
         for n, digest in sorted(requested.items()):
             rep.anomalies.append(
                 f"pick {n}: a pool was requested (digest {digest[:12]}...) and "
                 "never drawn from before the close"
             )
+    if any(r.get("type") == "session.opened" for r in recs):
+        rep.anomalies += _open_too_long(recs, rehearsal, ends, journal_end or last_at)
     return rep
 
 
@@ -142,3 +155,32 @@ def _when(text: Any) -> datetime | None:
         return None if text is None else datetime.fromisoformat(str(text))
     except ValueError:
         return None
+
+
+def _open_too_long(
+    recs: list[dict[str, Any]],
+    rehearsal: bool | None,
+    ends: datetime | None,
+    journal_end: datetime | None,
+) -> list[str]:
+    """A session left open at the end of the journal; a live one still open after its
+    scheduled window ended (a rehearsal has no window)."""
+    live = ends is not None and not rehearsal
+    close = next((r for r in recs if r.get("type") == "session.closed"), None)
+    if close is None:
+        end = journal_end.isoformat() if journal_end else "?"
+        past = live and journal_end is not None and ends is not None and journal_end > ends
+        window = f", past its window's end ({ends.isoformat()})" if past and ends else ""
+        return [f"the session is still open at the end of the journal ({end}){window}"]
+    try:
+        at = datetime.fromisoformat(str(close.get("at")))
+        late_close = live and ends is not None and at > ends
+    except (ValueError, TypeError):  # an unreadable time: the lifecycle names the record
+        return []
+    if late_close and ends is not None:
+        late = (at - ends).total_seconds() / 60
+        return [
+            f"closed at {at.isoformat()}, {late:.0f} min after its window ended "
+            f"({ends.isoformat()}): it stayed open past its window"
+        ]
+    return []

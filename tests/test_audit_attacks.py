@@ -49,6 +49,7 @@ EXTRA = f"""
 id = "{OTHER}"
 promotion = "raps"
 starts = "2026-04-25T12:00:00+02:00"
+ends = "2026-04-25T12:30:00+02:00"
 quotas = {{ slots = 1, tables = 0 }}
 """
 
@@ -236,11 +237,26 @@ async def test_an_early_no_show_and_an_abandoned_attempt_are_anomalies(env: Env)
 async def test_open_sessions_fail_only_when_closing_is_required(env: Env) -> None:
     assert (await env.post("open")).status_code == 200
     assert (await env.post("draw", kind="slots")).status_code == 200
-    assert (await env.report()).exit_code == 0
+    lenient = await env.report()
+    assert lenient.exit_code == 3 and lenient.anomalies[SESSION] == [
+        f"the session is still open at the end of the journal ({env.clock.now.isoformat()})"
+    ], lenient.lines()
     strict = await env.report(require_closed=True)
     assert strict.exit_code == 1 and f"NOT CLOSED: session {SESSION} (--require-closed)" in (
         strict.lines()
     )
+
+
+async def test_a_live_session_closed_after_its_window_is_an_anomaly(env: Env) -> None:
+    """OTHER's window is 12:00-12:30: opened in it, closed at 12:45."""
+    assert (await env.post("open", sid=OTHER)).status_code == 200
+    env.clock.advance(40 * 60)
+    assert (await env.post("close", sid=OTHER)).status_code == 200
+    rep = await env.report()
+    assert rep.exit_code == 3 and rep.anomalies[OTHER] == [
+        "closed at 2026-04-25T12:45:00+02:00, 15 min after its window ended "
+        "(2026-04-25T12:30:00+02:00): it stayed open past its window"
+    ], rep.lines()
 
 
 async def test_an_export_of_one_session_is_verified_without_its_neighbours(

@@ -3,7 +3,8 @@
 Marketing taps Open on a live session whose 18:00-19:00-style window has passed: the
 handheld shows the refusal, naming the window, and nothing is recorded.  An admin on
 the same page is asked for a reason, types it, and the session opens; the journal holds
-the override before the open, and `raps verify` prints it as an EXCEPTION.
+the override before the open, and `raps verify` prints it as an EXCEPTION (and, the
+session being left open past its window, an ANOMALY: exit 3).
 """
 
 from __future__ import annotations
@@ -111,10 +112,16 @@ def test_past_its_window_only_an_admin_opens_a_live_session_with_a_reason(
     out = subprocess.run(
         [*raps_command(), "verify", db], capture_output=True, text=True, timeout=120, check=False
     )
-    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.returncode == 3, out.stdout + out.stderr  # valid, with the anomaly below
     lines = out.stdout.splitlines()
     at = lines.index(f"session {PAST}: not closed yet; seed unrevealed, its steps checked only")
     assert re.match(
         r"  EXCEPTION: opened at .* outside its window .* by ada \(admin\): ", lines[at + 1]
     )
     assert REASON in lines[at + 1]
+    # left open, and after its window: what an honest evening does not leave
+    assert re.match(
+        r"  ANOMALY: the session is still open at the end of the journal \(.*\), past its "
+        r"window's end \(.*\)$",
+        lines[at + 2],
+    ), lines
