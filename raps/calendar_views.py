@@ -42,7 +42,8 @@ def session_row(service: Service, plan: SessionPlan) -> dict[str, Any]:
         "exclude_voided": plan.exclude_voided,
         "claim_starts": plan.claim_starts,
         "max_en_route_seconds": plan.max_en_route_seconds,
-        "rehearsal": plan.rehearsal,
+        # once opened, the flag its session.opened record carries, whatever a plan says
+        "rehearsal": s.rehearsal if started and s is not None else plan.rehearsal,
         "status": plan.status.value,
         "state": state,
         "picks": len(s.picks) if s else 0,

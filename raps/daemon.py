@@ -130,7 +130,10 @@ class Daemon:
             tasks.append(asyncio.create_task(coro, name=name))
 
         spawn(server.serve(), "http")
-        if publisher is not None:
+        # a journal refused at start (raps.store.headmark): health, metrics and the
+        # refusal only; no source, no write
+        live = service.journal.refused is None
+        if publisher is not None and live:
             spawn(publisher.run(), "mqtt-out")
             ingest = MqttIngest(
                 cfg.mqtt,
@@ -148,7 +151,7 @@ class Daemon:
             )
             service.sources[MQTT_IN] = False
             spawn(ingest.run(), "mqtt-in")
-        if cfg.floor.simulate is not None:
+        if cfg.floor.simulate is not None and live:
             sim_cfg = cfg.floor.simulate
             layout = cfg.layout()
 
@@ -169,19 +172,18 @@ class Daemon:
             warmup = timedelta(seconds=sim_cfg.warmup_seconds)
             source = SimulatedFloor(service, make_sim, self.clock, warmup)
             spawn(source.run(), "simulator")
-        feeds: list[SasChannel | ModbusGateway] = [
-            *self._sas_channels(service),
-            *self._modbus_gateways(service),
-        ]
+        feeds: list[SasChannel | ModbusGateway] = (
+            [*self._sas_channels(service), *self._modbus_gateways(service)] if live else []
+        )
         for channel in feeds:
             service.sources[channel.source] = False
             spawn(channel.run(), channel.source)
         periodic_from = len(tasks)  # tasks after this one stop between their steps
-        spawn(self._every(TICK_SECONDS, service.tick), "tick")
-        spawn(self._every(cfg.storage.event_flush_seconds, service.flush_events), "flush")
-        spawn(
-            self._every(cfg.storage.snapshot_interval_seconds, service.snapshot_floor), "snapshot"
-        )
+        if live:
+            spawn(self._every(TICK_SECONDS, service.tick), "tick")
+            spawn(self._every(cfg.storage.event_flush_seconds, service.flush_events), "flush")
+            every = cfg.storage.snapshot_interval_seconds
+            spawn(self._every(every, service.snapshot_floor), "snapshot")
         spawn(self._every(GAUGE_SECONDS, self._gauges), "gauges")
         while not server.started:
             if tasks[0].done():

@@ -6,7 +6,8 @@ daemons side by side and /metrics shows exactly what this service measures.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter as Tally
+from collections.abc import Iterable, Sequence
 
 from prometheus_client import (
     CollectorRegistry,
@@ -45,6 +46,7 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5
 
 class Metrics:
     def __init__(self) -> None:
+        self._session_counts: Tally[tuple[str, str, str]] = Tally()
         r = self.registry = CollectorRegistry(auto_describe=True)
         # the process's CPU, memory and open files, as raps_process_*
         ProcessCollector(namespace="raps", registry=r)
@@ -142,6 +144,17 @@ class Metrics:
         )
         self.journal_head = Gauge(
             "raps_journal_head_seq", "Sequence number of the journal head", registry=r
+        )
+        self.journal_rewound = Gauge(
+            "raps_journal_rewound",
+            "1 when the journal was found behind (or other than) the head this daemon last "
+            "committed: it takes no new entry",
+            registry=r,
+        )
+        self.sessions_refused = Gauge(
+            "raps_sessions_refused",
+            "Sessions the daemon refused to run: their journal records fail its checks",
+            registry=r,
         )
         self.floor_log_failures = Counter(
             "raps_floor_log_write_failures_total",
@@ -312,6 +325,20 @@ class Metrics:
                 self.claim_seconds.labels(pick.kind).observe(waited)
             elif r.type == "pick.no_show" and r.data.get("by") == "claim_timer":
                 self.claim_timer.labels("expired").inc()
+
+    def count_sessions(self, sessions: Iterable[DrawSession]) -> None:
+        """raps_sessions by promotion, state and rehearsal. Only the series that changed
+        are set: clearing and rebuilding every series cost every pick 0.1 ms."""
+        counts: Tally[tuple[str, str, str]] = Tally(
+            (s.promotion_id, s.state.value, str(s.rehearsal).lower()) for s in sessions
+        )
+        if counts == self._session_counts:
+            return
+        for labels in self._session_counts.keys() - counts.keys():
+            self.sessions.labels(*labels).set(0)
+        for labels, n in counts.items():
+            self.sessions.labels(*labels).set(n)
+        self._session_counts = counts
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -4,7 +4,9 @@ It owns the one `Floor` and the configured draw sessions.  Commands run one at a
 time (an asyncio lock): the core decides, the journal commits, and only then is the
 outcome returned or published, so nothing is shown that a crash could take back.
 On start it restores the floor (snapshot + replay) and every session from the
-journal, unsealing open sessions' seeds with the credential key.
+journal, unsealing open sessions' seeds with the credential key; a journal that went
+back behind its own last commit is refused whole, and the service then restores and
+writes nothing (raps.store.headmark).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,16 +29,18 @@ from raps.claim_commands import ClaimCommands
 from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
 from raps.games.desk import GameDesk
+from raps.live import Listeners
 from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
-from raps.session_loader import SessionLoader
+from raps.session_loader import SessionLoader, SessionRefused
 from raps.session_views import log_fields, session_summary
 from raps.storage_health import FloorLogUnavailable, StorageHealth
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
-from raps.store.journal import JournalStore
+from raps.store.headmark import HeadMark
+from raps.store.journal import JournalRewound, JournalStore
 from raps.tickets.desk import TicketDesk
 from raps.tickets.stage import StageDesk
 from selector.events import AnyFloorEvent, PoolKind, TicketsGranted
@@ -87,7 +91,8 @@ class Service(ClaimCommands[CommandResult]):
         self.clock = clock
         self.publisher = publisher
         self.log = get_logger(site=cfg.site.id)
-        self.journal = JournalStore(engine)
+        mark = HeadMark.for_database(cfg.storage.url, cfg.storage.head_mark_file)
+        self.journal = JournalStore(engine, mark, self._journal_refused)
         self.floorlog = FloorLog(engine)
         self._lock = asyncio.Lock()
         self._floorlog_lock = asyncio.Lock()
@@ -120,13 +125,13 @@ class Service(ClaimCommands[CommandResult]):
         self.loader = SessionLoader(self.journal, self.planner, sealer)
         self.sources: dict[str, bool] = {}
         self.storage_ok = False
-        self._session_counts: Counter[tuple[str, str, str]] = Counter()
         self._event_seq = 0
         self._unflushed: list[tuple[int, float, AnyFloorEvent]] = []
         self._seen: set[str] = set()
         self._seen_order: deque[str] = deque()
         self._rejection_burst: dict[tuple[str, str], float] = {}
-        self._listeners: set[asyncio.Queue[str]] = set()
+        self.live = Listeners()  # the screens' event streams
+        self.subscribe, self.unsubscribe = self.live.subscribe, self.live.unsubscribe
         # sessions whose last commit failed: the journal, not memory, decides their state
         self._needs_resync: set[str] = set()
         metrics.start_at_zero(sorted(self.tickets.plan.bins))
@@ -135,7 +140,10 @@ class Service(ClaimCommands[CommandResult]):
 
     async def start(self) -> None:
         await migrate(self.engine)
-        head = await self.journal.load_head()
+        try:
+            head = await self.journal.load_head()
+        except JournalRewound:
+            return  # refused, logged: nothing restored, nothing written (raps.daemon)
         replayed = await self._restore_floor()
         seeded = await self.planner.load()
         await self._restore_sessions()
@@ -179,10 +187,20 @@ class Service(ClaimCommands[CommandResult]):
         is refused (raps.session_loader), every command on it answered with why."""
         sessions, refused = await self.loader.load_all(self.planner.live())
         self.sessions.update(sessions)
-        self.refused.update(refused)
         for sid, reason in refused.items():
-            self.log.error("session refused at restore", session=sid, reason=reason)
-        self._update_session_gauges()
+            self._refuse(sid, reason)
+        self.metrics.count_sessions(self.sessions.values())
+
+    def _refuse(self, session_id: str, reason: str) -> None:
+        self.sessions.pop(session_id, None)
+        self.refused[session_id] = reason
+        self.metrics.sessions_refused.set(len(self.refused))
+        self.log.error("session refused", session=session_id, reason=reason)
+
+    def _journal_refused(self, reason: str) -> None:
+        self.metrics.journal_rewound.set(1)
+        self.storage_ok = False
+        self.log.error("journal refused", reason=reason)
 
     # ------------------------------------------------------------------- ingest
 
@@ -313,6 +331,8 @@ class Service(ClaimCommands[CommandResult]):
         down = [name for name, up in self.sources.items() if not up]
         if self._health.floor_log.down or self.ingest_room() <= 0:
             down.append("floor_log")
+        if self.journal.refused is not None:
+            down.append("journal")
         return self.storage_ok and not down, down
 
     def update_pool_gauges(self) -> None:
@@ -329,27 +349,14 @@ class Service(ClaimCommands[CommandResult]):
 
     def _session_changed(self, session_id: str) -> None:
         """The schedule added, rescheduled or cancelled a session: gauges, screens."""
-        self._update_session_gauges()
-        self._notify(session_id)
-
-    def _update_session_gauges(self) -> None:
-        # set what changed; clearing every series and building it again cost every pick
-        # a tenth of a millisecond
-        counts: Counter[tuple[str, str, str]] = Counter(
-            (s.promotion_id, s.state.value, str(s.rehearsal).lower())
-            for s in self.sessions.values()
-        )
-        if counts == self._session_counts:
-            return
-        for labels in self._session_counts.keys() - counts.keys():
-            self.metrics.sessions.labels(*labels).set(0)
-        for labels, n in counts.items():
-            self.metrics.sessions.labels(*labels).set(n)
-        self._session_counts = counts
+        self.metrics.count_sessions(self.sessions.values())
+        self.live.notify(session_id)
 
     # ----------------------------------------------------------------- commands
 
     def session(self, session_id: str) -> DrawSession:
+        if self.journal.refused is not None:
+            raise JournalUnavailable(f"the journal is refused: {self.journal.refused}")
         s = self.sessions.get(session_id)
         if s is None:
             if session_id in self.refused:
@@ -528,27 +535,31 @@ class Service(ClaimCommands[CommandResult]):
         try:
             self.tickets.raps_awards(new)  # the winners' bonus tickets, if any
             self.metrics.count_outcomes(s, new)
-            self._update_session_gauges()
+            self.metrics.count_sessions(self.sessions.values())
             for rec in new:
                 self.log.info(rec.type, **log_fields(rec))
         except Exception:  # bookkeeping must never take the service down
             self.log.exception("bookkeeping after a commit failed", session=s.session_id)
-        self._notify(s.session_id)
+        self.live.notify(s.session_id)
 
     async def _resync(self, session_id: str) -> None:
         """After a storage failure the journal is the truth: reload the session from it
         (a commit that failed late may still have landed)."""
         try:
             await self._reload(session_id)
+        except SessionRefused as e:  # its records fail the restore checks: as at start
+            self._refuse(session_id, str(e))
+            raise
         except Exception as e:
             self.log.error("storage still unavailable", session=session_id, error=type(e).__name__)
-            raise JournalUnavailable("the journal cannot be read; try again shortly") from e
+            why = self.journal.refused and f"the journal is refused: {self.journal.refused}"
+            raise JournalUnavailable(why or "the journal cannot be read; try again shortly") from e
         self._needs_resync.discard(session_id)
         self.storage_ok = True
 
     async def _reload(self, session_id: str) -> None:
         await self.journal.load_head()
-        self.sessions[session_id] = await self.loader.load(session_id)
+        self.sessions[session_id] = await self.loader.load_checked(session_id)
 
     async def _publish(self, s: DrawSession, records: Sequence[Record]) -> None:
         if self.publisher is None:
@@ -559,23 +570,6 @@ class Service(ClaimCommands[CommandResult]):
         except Exception:  # the journal is the record; a broker outage must not stop draws
             self.log.exception("publish failed", session=s.session_id)
 
-    # ------------------------------------------------------------ live updates
-
-    def subscribe(self) -> asyncio.Queue[str]:
-        """A queue that receives the id of every session whose journal just grew."""
-        q: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
-        self._listeners.add(q)
-        return q
-
-    def unsubscribe(self, q: asyncio.Queue[str]) -> None:
-        self._listeners.discard(q)
-
-    def _notify(self, session_id: str) -> None:
-        for q in self._listeners:
-            if q.full():  # a stalled screen must not hold the service back
-                continue
-            q.put_nowait(session_id)
-
     # ------------------------------------------------------------------ reading
 
     def summary(self, session_id: str) -> dict[str, Any]:
@@ -585,7 +579,8 @@ class Service(ClaimCommands[CommandResult]):
         """Graceful stop: wait for a command in flight, flush events, snapshot the floor."""
         async with self._lock:
             try:
-                await self.snapshot_floor()
+                if self.journal.refused is None:  # a refused start restored no floor to save
+                    await self.snapshot_floor()
             except Exception:
                 self.log.exception("final floor snapshot failed")
             await self.journal.settle()

@@ -2,24 +2,29 @@
 
 A session is its journal records replayed onto its scheduled rules, with its seed
 unsealed and, for a draw whose winner was never committed, the requested pool loaded
-again by its digest.  At start every session is also checked before it runs: one whose
-rows are filed under another session, whose entries the chain does not vouch for, or
-whose records break the session's state machine is refused, and the reason kept for
-every command that names it (an edit made outside the daemon must not reopen a closed
-session, nor hide its close).
+again by its digest.  Before a session runs again it is checked (`check`): one whose
+rows are filed under another session, whose entries the chain does not vouch for (each
+entry's own hash, and every link over the session's range of the journal, so a row
+deleted in the middle shows), whose records break the session's state machine, or
+whose picks do not recompute from its unsealed seed (an open session: verify's own
+checks, selector.verify_open) is refused, and the reason kept for every command that
+names it (an edit made outside the daemon must not reopen a closed session, hide its
+close, or give a pick back to its winner).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from raps.chain import Entry
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
-from raps.store.journal import JournalStore, JournalTampered
+from raps.store.journal import JournalStore, JournalTampered, with_pools
+from selector.lifecycle import verify_lifecycle
 from selector.records import Record
 from selector.schedule import SessionPlan
-from selector.session import DrawSession, SessionError
-from selector.verify import verify_lifecycle
+from selector.session import DrawSession, SessionError, SessionState
+from selector.verify_open import verify_open_session
 
 
 class SessionLoader:
@@ -28,6 +33,17 @@ class SessionLoader:
 
     async def load(self, session_id: str) -> DrawSession:
         """A scheduled session as its journal records leave it (not opened if none)."""
+        return (await self._load(session_id))[0]
+
+    async def load_checked(self, session_id: str) -> DrawSession:
+        """`load`, refused (SessionRefused, with why) when `check` finds a problem."""
+        s, entries, seed = await self._load(session_id)
+        reason = await self.check(s, entries, seed)
+        if reason is not None:
+            raise SessionRefused(reason)
+        return s
+
+    async def _load(self, session_id: str) -> tuple[DrawSession, list[Entry], bytes | None]:
         entries = await self.journal.session_entries(session_id)
         records = [Record.from_dict(e.record) for e in entries]
         seed = await self._unseal(session_id) if records else None
@@ -37,7 +53,24 @@ class SessionLoader:
             pool = (await self.journal.pools([req[2]])).get(req[2])
             if pool is not None:
                 s.load_request_pool(pool)
-        return s
+        return s, entries, seed
+
+    async def check(self, s: DrawSession, entries: list[Entry], seed: bytes | None) -> str | None:
+        """Why a session read back may not run, or None. A closed session has its steps
+        and links checked (its picks are `raps verify`'s: nothing more can be drawn)."""
+        if entries:  # the storage first: a row gone in the middle, then what it meant
+            gap = await self.journal.chain_break(entries[0].seq, entries[-1].seq)
+            if gap is not None:
+                return f"its range of the journal is broken: {gap}"
+        broken = verify_lifecycle(s.records)
+        if broken:
+            return f"its records fail verification: {broken[0]}"
+        if s.state == SessionState.OPEN and seed is not None and s.picks:
+            records = await with_pools(self.journal, entries)
+            bad = verify_open_session(records, seed)
+            if bad:
+                return f"its picks do not recompute from its seed: {bad[0]}"
+        return None
 
     async def load_all(
         self, plans: Iterable[SessionPlan]
@@ -52,14 +85,10 @@ class SessionLoader:
             reason = misfiled.get(sid)
             if reason is None:
                 try:
-                    s = await self.load(sid)
-                    broken = verify_lifecycle(s.records)
-                    reason = f"its records fail verification: {broken[0]}" if broken else None
+                    sessions[sid] = await self.load_checked(sid)
                 except (JournalTampered, SessionError) as e:
                     reason = str(e)
-            if reason is None:
-                sessions[sid] = s
-            else:
+            if reason is not None:
                 refused[sid] = reason
         return sessions, refused
 
@@ -68,3 +97,7 @@ class SessionLoader:
         if sealed is None:
             return None
         return self.sealer.unseal(session_id, *sealed)
+
+
+class SessionRefused(SessionError):
+    """A session whose journal records fail the checks it must pass before it runs."""

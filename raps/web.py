@@ -226,6 +226,8 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
         ready = ready and storage
         service.metrics.ready.set(1 if ready else 0)
         body = {"ready": ready, "storage": storage, "sources_down": down}
+        if service.journal.refused is not None:  # why it takes no entry (operations.md)
+            body["journal_refused"] = service.journal.refused
         return JSONResponse(body, 200 if ready else 503)
 
     async def storage_answers() -> bool:

@@ -129,6 +129,7 @@ timezone = "Africa/Johannesburg"
 
 [storage]
 url = "{db_url}"
+head_mark_file = "{tmp_path / "journal-head.json"}"
 
 [credentials]
 seed_key_file = "{tmp_path / "seed.key"}"

@@ -8,7 +8,18 @@ daemon now make of it.
 - a staff no-show two seconds after the draw, and a draw attempt abandoned;
 - an open session, with and without `--require-closed`, and an export of one session
   whose range holds another's records;
-- the rehearsal flag as the session opened with it;
+- the rehearsal flag as the session opened with it, through a restart with a changed
+  config;
+- the tail cut: a trigger refuses a draw's winner, the insider deletes the request behind
+  it (the chain stays valid) and the retry would draw from a new pool: the daemon,
+  holding the head it committed, refuses the journal, before and after a restart, and
+  `raps verify` against the published head fails;
+- a row deleted in the middle of an open session: refused at restore for the gap; the
+  same deletion with the chain rebuilt after it: the journal refused (its head went
+  back); with the daemon's head mark deleted as well (an insider on the host too): the
+  session refused for its broken state machine;
+- a winner changed in an open session, chain rebuilt, mark deleted: refused at restore,
+  its pick recomputed from the unsealed seed;
 - and an exclusion that arrives while a winner waits (issue 15).
 """
 
@@ -16,20 +27,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import pytest_asyncio
-from sqlalchemy import text
+from sqlalchemy import delete, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raps.audit import check, export_focus, export_session, read_columns, read_database, read_export
+from raps.calendar_views import session_row
+from raps.chain import Head, canonical_json, chained_record, entry_hash
 from raps.config import Config
 from raps.service import Service
+from raps.store.schema import journal
 from selector.events import Exclusion, Tier
-from selector.records import Record
 from tests.builders import NOON, Events
 from tests.daemon_helpers import (
     SESSION,
@@ -69,11 +83,11 @@ class Env:
         body.setdefault("command_id", f"a-{self.n}")
         return await self.client.post(f"/api/sessions/{sid}/{path}", json=body, headers=auth(role))
 
-    async def report(self, **kw: Any) -> Any:
+    async def report(self, head: Head | None = None, **kw: Any) -> Any:
         url = self.cfg.storage.url
         entries, records = await read_database(url)
         return check(
-            entries, records, None, from_genesis=True, columns=await read_columns(url), **kw
+            entries, records, head, from_genesis=True, columns=await read_columns(url), **kw
         )
 
 
@@ -281,19 +295,6 @@ async def run_and_close_open(env: Env) -> None:
     assert (await env.post("close", force=True)).status_code == 200
 
 
-async def test_the_rehearsal_flag_is_what_the_session_opened_with(env: Env) -> None:
-    assert (await env.post("open")).status_code == 200
-    records = [
-        Record.from_dict(e.record) for e in await env.service.journal.session_entries(SESSION)
-    ]
-    plan = env.service.planner.plan(SESSION)
-    from dataclasses import replace
-
-    later = replace(plan, rehearsal=True)  # a config or schedule saying otherwise later
-    s = env.service.planner.scheduled(later, records, env.service.sessions[SESSION]._seed)
-    assert s.rehearsal is False
-
-
 async def test_an_exclusion_mid_claim_voids_the_winner_and_blocks_the_award(env: Env) -> None:
     """Issue 15 item 4: a self-exclusion that arrives while a winner is pending (or
     verified, not yet awarded) blocks verification and award, and the pick is voided
@@ -333,3 +334,183 @@ async def test_an_exclusion_mid_claim_voids_the_winner_and_blocks_the_award(env:
     assert (await env.post("close", force=True)).status_code == 200
     rep = await env.report()
     assert rep.ok, rep.lines()
+
+
+# ------------------------------------------------ refused before carrying on
+
+
+async def rows(engine: AsyncEngine, session_id: str = SESSION) -> list[dict[str, Any]]:
+    async with engine.connect() as conn:
+        q = select(journal).where(journal.c.session_id == session_id).order_by(journal.c.seq)
+        return [r._asdict() for r in await conn.execute(q)]
+
+
+async def floor_snapshots(engine: AsyncEngine) -> int:
+    async with engine.connect() as conn:
+        return int((await conn.execute(text("SELECT count(*) FROM floor_snapshots"))).scalar_one())
+
+
+async def cut(engine: AsyncEngine, seq: int) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(text("DELETE FROM journal WHERE seq = :seq"), {"seq": seq})
+
+
+async def rewrite(engine: AsyncEngine, seq: int, record: dict[str, Any] | None) -> None:
+    """An insider who computes the chain: entry `seq` replaced by `record` (None: gone,
+    if it is there), every later entry renumbered from `seq` and rehashed, so the whole
+    chain verifies again."""
+    j = journal
+    async with engine.begin() as conn:
+        before = select(j.c.hash).where(j.c.seq < seq).order_by(j.c.seq.desc()).limit(1)
+        prev = (await conn.execute(before)).scalar_one()
+        later = [r._asdict() for r in await conn.execute(select(j).where(j.c.seq >= seq))]
+        later.sort(key=lambda r: r["seq"])
+        await conn.execute(delete(j).where(j.c.seq >= seq))
+        if later and later[0]["seq"] == seq and record is None:
+            later = later[1:]
+        elif record is not None:
+            later[0]["record"] = canonical_json(chained_record(record))
+        for n, r in enumerate(later, start=seq):
+            r.update(seq=n, prev=prev, hash=entry_hash(n, prev, r["record"]))
+            prev = r["hash"]
+        if later:
+            await conn.execute(insert(j), later)
+
+
+async def draw_command(c: Any, command_id: str) -> Any:
+    return await c.post(
+        f"/api/sessions/{SESSION}/draw",
+        headers=auth("marketing"),
+        json={"command_id": command_id, "kind": "slots"},
+    )
+
+
+async def test_a_cut_tail_is_refused_and_the_retry_draws_from_no_new_pool(env: Env) -> None:
+    assert (await env.post("open")).status_code == 200
+    await refuse_winners(env)
+    assert (await env.post("draw", command_id="veto", kind="slots")).status_code == 503
+    published = env.service.journal.head  # what every answer and MQTT showed last
+    assert published is not None
+    last = (await rows(env.service.engine))[-1]
+    assert (last["seq"], last["type"]) == (published.seq, "pick.requested")
+    await env.service.journal.settle()
+    await cut(env.service.engine, published.seq)  # the chain is still valid
+    join(env, card(30), "M07", 1)  # and the floor moved on: a new pool would differ
+    await accept_winners(env)
+
+    r = await env.post("draw", command_id="veto", kind="slots")
+    detail = r.json()["detail"]
+    assert (
+        r.status_code == 503
+        and (
+            f"the journal ends at entry {published.seq - 1}, but this daemon committed up to "
+            f"entry {published}"
+        )
+        in detail
+    ), r.text
+    assert (await rows(env.service.engine))[-1]["seq"] == published.seq - 1  # nothing written
+    ready = await env.client.get("/readyz")
+    assert ready.status_code == 503 and "journal" in ready.json()["sources_down"]
+    assert ready.json()["journal_refused"].startswith("the journal ends at entry")
+    registry = env.service.metrics.registry
+    assert registry.get_sample_value("raps_journal_rewound") == 1
+
+    snapshots = await floor_snapshots(env.service.engine)
+    async with running_service(env.cfg, env.clock) as again, client_for(again, env.cfg) as c:
+        assert again.journal.refused is not None and not again.sessions
+        r = await draw_command(c, "after-restart")
+        assert r.status_code == 503 and "this daemon committed up to" in r.json()["detail"]
+        assert (await c.get("/readyz")).status_code == 503
+        assert again.metrics.registry.get_sample_value("raps_journal_rewound") == 1
+        await again.stop()  # it restored no floor: it must not save an empty one
+    assert await floor_snapshots(env.service.engine) == snapshots
+    rep = await env.report()  # the journal alone verifies...
+    assert rep.chain_error is None, rep.lines()
+    against = await env.report(head=published)  # ...but not against the published head
+    assert against.exit_code == 1 and against.chain_error == (
+        f"journal ends at entry {published.seq - 1}, but the published head is {published.seq}"
+    )
+
+
+async def _no_show_in_the_middle(env: Env) -> dict[str, Any]:
+    """Pick 1 drawn and no-show; pick 2 drawn into its slot and verified: returns the
+    no-show's row (in the middle of the session)."""
+    assert (await env.post("open")).status_code == 200
+    first = (await env.post("draw", kind="slots")).json()["pick"]
+    env.clock.advance(91)
+    await env.service.tick()  # the claim timer's no-show
+    again = (await env.post("draw", kind="slots")).json()["pick"]
+    assert (again["slot"], again["attempt"]) == (first["slot"], 1)
+    assert (await env.post(f"picks/{again['pick']}/verify")).status_code == 200
+    await env.service.journal.settle()
+    return next(r for r in await rows(env.service.engine) if r["type"] == "pick.no_show")
+
+
+async def test_a_row_deleted_mid_session_is_refused(env: Env) -> None:
+    no_show = await _no_show_in_the_middle(env)
+    await cut(env.service.engine, no_show["seq"])
+    async with running_service(env.cfg, env.clock) as again, client_for(again, env.cfg) as c:
+        assert SESSION not in again.sessions and OTHER in again.sessions
+        assert again.refused[SESSION] == (
+            f"its range of the journal is broken: journal entry {no_show['seq']} is missing: "
+            f"the chain goes on at {no_show['seq'] + 1}"
+        )
+        r = await draw_command(c, "after-cut")
+        assert r.status_code == 409 and "is refused: its range" in r.json()["detail"]
+        assert again.metrics.registry.get_sample_value("raps_sessions_refused") == 1
+
+    # the same deletion by an insider who rebuilds the chain after it: the head went back
+    await rewrite(env.service.engine, no_show["seq"], None)  # close the gap, rehashed
+    async with running_service(env.cfg, env.clock) as again:
+        assert again.journal.refused is not None and "committed up to entry" in (
+            again.journal.refused
+        )
+
+    # and who deletes the daemon's head mark on its host too: the session's own records
+    # no longer make a legal session (pick 1 pending, pick 2 drawn into its slot)
+    mark = env.service.journal.mark
+    assert mark is not None
+    mark.path.unlink()
+    async with running_service(env.cfg, env.clock) as again:
+        assert again.journal.refused is None
+        assert "slots slot 1 requested, but the lowest free is 2" in again.refused[SESSION]
+
+
+async def test_a_winner_changed_in_an_open_session_is_refused_at_restore(env: Env) -> None:
+    assert (await env.post("open")).status_code == 200
+    assert (await env.post("draw", kind="slots")).status_code == 200
+    drawn = next(r for r in await rows(env.service.engine) if r["type"] == "pick.drawn")
+    record = env.service.sessions[SESSION].records[-1].to_dict()
+    won = record["data"]["card"]
+    other = next(c for c in (card(i) for i in range(1, 7)) if c != won)
+    record["data"]["card"] = other  # a favoured player, chain rebuilt, mark removed
+    await rewrite(env.service.engine, drawn["seq"], record)
+    assert env.service.journal.mark is not None
+    env.service.journal.mark.path.unlink()
+    async with running_service(env.cfg, env.clock) as again:
+        reason = again.refused[SESSION]
+        assert reason.startswith("its picks do not recompute from its seed: record 2 (pick 1)")
+        assert f"winner {other} recorded, seed gives {won}" in reason
+
+
+async def test_the_rehearsal_flag_survives_a_restart_with_a_changed_config(env: Env) -> None:
+    """Opened live; the config then says rehearsal: the restarted daemon runs it live,
+    writes live records, and the calendar shows what it opened as."""
+    assert (await env.post("open")).status_code == 200
+    sessions = tuple(
+        s.model_copy(update={"rehearsal": True}) if s.id == SESSION else s for s in env.cfg.sessions
+    )
+    changed = env.cfg.model_copy(update={"sessions": sessions})
+    async with running_service(changed, env.clock) as again, client_for(again, changed) as c:
+        assert again.sessions[SESSION].rehearsal is False
+        assert (await draw_command(c, "after-restart")).status_code == 200
+        assert again.sessions[SESSION].records[-1].data["rehearsal"] is False
+        listed = {
+            s["session_id"]: s
+            for s in (await c.get("/api/sessions", headers=auth("marketing"))).json()
+        }
+        assert listed[SESSION]["rehearsal"] is False
+        plan = replace(again.planner.plan(SESSION), rehearsal=True)  # a plan saying otherwise
+        assert session_row(again, plan)["rehearsal"] is False
+    rep = await env.report()
+    assert not [a for a in rep.anomalies.get(SESSION, []) if "rehearsal" in a], rep.lines()

@@ -68,6 +68,9 @@ class StorageConfig(StrictModel):
     # applied floor events not yet in the floor log (it is failing): over this bound the
     # MQTT ingest stops acknowledging and other sources' events are refused, counted
     max_unflushed_events: int = Field(default=100_000, ge=1)
+    # the newest journal head this daemon committed (raps.store.headmark); default: beside
+    # a SQLite database file, var/journal-head.json for PostgreSQL
+    head_mark_file: str | None = Field(default=None, min_length=1)
 
     @field_validator("url")
     @classmethod

@@ -2,14 +2,16 @@
 
 `append` writes a command's records, their pools and (at open) the sealed seed in
 one transaction; it returns only after the commit, so a caller that shows a pick
-after `append` returned shows only what is durable.
+after `append` returned shows only what is durable.  With a head mark (the daemon's),
+`load_head` refuses a journal that went back behind the daemon's own last commit, or
+holds another entry there, and from then on `append` takes nothing (raps.store.headmark).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import func, select, text
@@ -17,8 +19,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from raps.chain import Entry, Head, entry_hash, link
+from raps.chain import GENESIS, Entry, Head, entry_hash, link
 from raps.logs import get_logger
+from raps.store.headmark import HeadMark
 from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
 
@@ -59,10 +62,22 @@ class JournalTampered(RuntimeError):
     """Entries read back that the chain does not vouch for: an edit outside the daemon."""
 
 
+class JournalRewound(JournalTampered):
+    """The journal's head is behind the daemon's last commit, or another entry is there."""
+
+
 class JournalStore:
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        mark: HeadMark | None = None,
+        on_refused: Callable[[str], None] | None = None,
+    ) -> None:
         self.engine = engine
         self.head: Head | None = None
+        self.mark = mark
+        self.refused: str | None = None  # why the journal takes no more entries
+        self._on_refused = on_refused
         self._pools = PoolEncoder()
         insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         self._insert_checkpoint = insert(pool_snapshots).on_conflict_do_nothing(
@@ -81,7 +96,46 @@ class JournalStore:
                 )
             ).first()
         self.head = Head(row.seq, row.hash) if row else None
+        if self.mark is not None:
+            await self._hold_to_mark(self.head, self.mark)
         return self.head
+
+    async def _hold_to_mark(self, head: Head | None, mark: HeadMark) -> None:
+        """Refuse a journal whose head went back behind the mark or differs at the mark's
+        sequence number; a journal ahead of it (a commit that failed late and landed, a
+        `raps schedule import` while the daemon was down) moves the mark on."""
+        if self.refused is not None:
+            raise JournalRewound(self.refused)
+        have = mark.head
+        problem: str | None = None
+        if have is not None and (head is None or head.seq < have.seq):
+            problem = (
+                f"the journal ends at entry {head.seq if head else 0}, but this daemon "
+                f"committed up to entry {have}"
+            )
+        elif have is not None and head is not None:
+            there = head.hash if head.seq == have.seq else await self._hash_at(have.seq)
+            if there != have.hash:
+                problem = (
+                    f"journal entry {have.seq} has hash {there}, not {have.hash}, which "
+                    "this daemon committed"
+                )
+        if problem is not None:
+            self.refused = (
+                f"{problem}: the journal was cut back or rewritten outside the daemon, "
+                "which takes no new entry until it is looked into (docs/operations.md, "
+                "RapsJournalRewound)"
+            )
+            if self._on_refused is not None:
+                self._on_refused(self.refused)
+            raise JournalRewound(self.refused)
+        if head is not None:
+            mark.advance(head)
+
+    async def _hash_at(self, seq: int) -> str | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(journal.c.hash).where(journal.c.seq == seq))).first()
+        return str(row.hash) if row else None
 
     async def append(
         self,
@@ -94,6 +148,8 @@ class JournalStore:
         so a pick is one INSERT; only an open adds a second (its sealed seed). Pools due for a
         checkpoint are stored in full afterwards, in their own transaction.
         """
+        if self.refused is not None:
+            raise JournalRewound(self.refused)
         entries = list(link(records, self.head))
         if not entries and sealed is None:
             return []
@@ -115,6 +171,8 @@ class JournalStore:
             task.add_done_callback(self._checkpoints.discard)
         if entries:
             self.head = Head(entries[-1].seq, entries[-1].hash)
+            if self.mark is not None:
+                self.mark.advance(self.head)
         return entries
 
     async def _checkpoint(self, digest: str, cards: Sequence[str]) -> None:
@@ -136,9 +194,12 @@ class JournalStore:
         self._pools.checkpointed(digest, cards)
 
     async def settle(self) -> None:
-        """Wait for pool checkpoints under way (before a stop, or in a test)."""
+        """Wait for pool checkpoints and the head mark's write under way (before a stop,
+        or in a test)."""
         while self._checkpoints:
             await asyncio.gather(*self._checkpoints, return_exceptions=True)
+        if self.mark is not None:
+            await self.mark.flush()
 
     async def _write(
         self,
@@ -201,6 +262,30 @@ class JournalStore:
                     f"chained record says {e.record.get('session_id')!r}"
                 )
         return out
+
+    async def chain_break(self, first: int, last: int) -> str | None:
+        """The first break in the chain's links from entry first - 1 to entry last (a row
+        deleted, inserted or renumbered inside a session's range), or None. Reads each
+        row's seq and hashes only: the session's own rows' contents are checked by
+        session_entries, the links vouch for the rest."""
+        lo = max(first - 1, 1)
+        q = (
+            select(journal.c.seq, journal.c.prev, journal.c.hash)
+            .where(journal.c.seq >= lo, journal.c.seq <= last)
+            .order_by(journal.c.seq)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(q)).all()
+        expected, prev = lo, GENESIS if lo == 1 else None
+        for r in rows:
+            if r.seq != expected:
+                return f"journal entry {expected} is missing: the chain goes on at {r.seq}"
+            if prev is not None and r.prev != prev:
+                return f"journal entry {r.seq} does not link to entry {r.seq - 1}"
+            expected, prev = r.seq + 1, r.hash
+        if expected <= last:
+            return f"journal entry {expected} is missing: the session's entries end at {last}"
+        return None
 
     def named_session(self) -> str:
         """SQL for the session a row's chained record names (migration 0006 indexes it)."""
