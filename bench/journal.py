@@ -90,6 +90,7 @@ from bench.journal_setup import (  # noqa: E402
 )
 from raps.config import parse_config  # noqa: E402
 from raps.seal import KEY_BYTES, SeedSealer  # noqa: E402
+from raps.signing import create_signing_key_file  # noqa: E402
 
 
 def filesystem_of(path: Path) -> str:
@@ -147,6 +148,7 @@ async def run(args: argparse.Namespace) -> int:
         key_file = folder / "seed.key"
         key_file.write_text(key.hex() + "\n")
         key_file.chmod(0o600)
+        create_signing_key_file(folder / "head.key")  # `raps run` signs its heads with it
         sealer = SeedSealer(key)
         with pg.connect() as conn:
             row = conn.execute(

@@ -21,6 +21,7 @@ from typing import Any
 
 from raps.chain import Entry, Head, canonical_json, chained_record, check_chain
 from raps.games.audit import StageReport, belongs, check_stage, is_stage
+from raps.heads import HeadReport, check_signed
 from raps.store.database import open_engine
 from raps.store.journal import JournalStore, session_export, with_pools
 from raps.tickets.desk import STREAM_PREFIX
@@ -32,6 +33,8 @@ from selector.schedule import Schedule, Status
 from selector.tickets import recompute
 from selector.tickets.draw_verify import verify_day, verify_draw
 from selector.verify import verify_lifecycle, verify_session
+
+CONTEXT = "context"  # the record of an export's entry given as chain fields only
 
 
 @dataclass
@@ -74,6 +77,8 @@ class Report:
     # (other sessions' entries between its first and last) checked as chain only
     focus: str | None = None
     context: list[str] = field(default_factory=list)
+    export_problems: list[str] = field(default_factory=list)  # the header, withheld entries
+    heads: HeadReport | None = None  # signed heads and commitments held to the journal
 
     @property
     def ok(self) -> bool:
@@ -83,6 +88,7 @@ class Report:
         broken = broken or bool(self.schedule_problems) or any(self.open_problems.values())
         broken = broken or bool(self.column_errors) or bool(self.unclosed)
         broken = broken or (self.stage is not None and not self.stage.ok)
+        broken = broken or bool(self.export_problems) or bool(self.heads and self.heads.problems)
         return self.chain_error is None and not broken and self.entries > 0
 
     @property
@@ -111,6 +117,8 @@ class Report:
         else:
             out.append("journal: no entries")
         out.append(f"chain: {'FAILED: ' + self.chain_error if self.chain_error else 'OK'}")
+        out += self._head_lines()
+        out += [f"EXPORT: {p}" for p in self.export_problems]
         for sid, problems in self.sessions.items():
             if problems:
                 out.append(f"session {sid}: FAILED ({len(problems)} mismatch(es))")
@@ -172,6 +180,18 @@ class Report:
             out.append("RESULT: OK")
         return out
 
+    def _head_lines(self) -> list[str]:
+        h = self.heads
+        if h is None:
+            return []
+        if h.problems:
+            out = [f"heads: FAILED ({len(h.problems)} problem(s) in {h.checked} signed)"]
+            out += [f"  {p}" for p in h.problems]
+        else:
+            site = ", ".join(sorted(h.sites))
+            out = [f"heads: OK ({h.checked} signed by site {site}, each in the journal)"]
+        return out + [f"  NOTE: {n}" for n in h.notes]
+
     def _session_lines(self, sid: str) -> list[str]:
         out = [f"  EXCEPTION: {e}" for e in self.exceptions.get(sid, [])]
         out += [f"  PROBLEM: {p}" for p in self.open_problems.get(sid, [])]
@@ -188,13 +208,26 @@ def check(
     require_closed: bool = False,
     focus: str | None = None,
     columns: list[tuple[int, str, str]] | None = None,
+    session: str | None = None,
+    signed: list[tuple[int, Any]] | None = None,
+    site_key: str | None = None,
 ) -> Report:
     """Verify entries (with their records, pools included) against an optional head.
 
     `from_genesis`: the entries are a whole journal (a database), which must start at
-    entry 1; an export may be any contiguous range of it.
+    entry 1; an export may be any contiguous range of it. `focus`: the session an
+    export's header names; `session`: the one the inspector asked for (a header naming
+    another fails). `signed`: a capture of signed heads, checked with `site_key`.
     """
+    problems = []
+    if session is not None:
+        if focus is not None and focus != session:
+            problems.append(f"the export's header names session {focus!r}, not {session!r}")
+        focus = session
     rep = Report(entries=len(entries), require_closed=require_closed, focus=focus)
+    rep.export_problems = problems + _withheld(records, focus)
+    if signed is not None and site_key is not None:
+        rep.heads = check_signed(signed, site_key, entries, records)
     if columns is not None:
         rep.column_errors = _column_errors(entries, columns)
     if entries:
@@ -283,6 +316,22 @@ def _check_schedule(
             rep.schedule_problems.append(
                 f"session {sid} opened, but the schedule has it {plan.status}"
             )
+
+
+def _withheld(records: list[dict[str, Any]], focus: str | None) -> list[str]:
+    """Entries an export gives as chain fields only must be other sessions': the one it
+    is for must be there whole, and such an export must name it."""
+    out = []
+    for r in records:
+        if r.get("type") != CONTEXT:
+            continue
+        if focus is None:
+            return ["entries given as chain fields only, but no header names the session"]
+        if r.get("session_id") == focus:
+            out.append(f"entry {r.get('seq')} of session {focus} is withheld (chain fields only)")
+    if focus is not None and not any(r.get("session_id") == focus for r in records):
+        out.append(f"no entry of session {focus!r}")
+    return out
 
 
 def _note_report(
@@ -478,6 +527,11 @@ def read_export(path: Path) -> tuple[list[Entry], list[dict[str, Any]]]:
             try:
                 row = json.loads(line)
                 if lineno == 1 and isinstance(row, dict) and "export" in row:
+                    continue
+                if "record" not in row and "stream" in row:  # another stream's: links only
+                    seq = int(row["seq"])
+                    entries.append(Entry(seq, str(row["prev"]), "", str(row["hash"]), True))
+                    records.append({"type": CONTEXT, "session_id": row["stream"], "seq": seq})
                     continue
                 record = row["record"]
                 body = canonical_json(chained_record(record))

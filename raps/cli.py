@@ -8,15 +8,20 @@ import getpass
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from adapters.sas.cli import add_sas_subcommands
 from raps.config import ConfigError, hash_secret, load_config
 from raps.logs import configure
 
+if TYPE_CHECKING:
+    from raps.chain import Head
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     from raps.daemon import run
     from raps.seal import SealError
+    from raps.signing import SigningKeyError
 
     try:
         cfg = load_config(args.config)
@@ -27,7 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ready = Path(args.ready_file) if args.ready_file else None
     try:
         run(cfg, create_key=args.create_key, ready_file=ready)
-    except SealError as e:
+    except (SealError, SigningKeyError) as e:
         print(
             f"raps: {e} (first setup: raps run --create-key, or see docs/systemd.md)",
             file=sys.stderr,
@@ -42,13 +47,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return main(Path(args.out), args.duration)
 
 
+def _heads(args: argparse.Namespace) -> tuple[Head | None, list[tuple[int, Any]] | None]:
+    """--head: SEQ:HASH, or a file of signed heads (with --site-key); raises ValueError."""
+    from raps.chain import Head
+    from raps.heads import read_signed, site_key_id
+
+    if args.site_key is not None:
+        site_key_id(args.site_key)  # a malformed key is a usage error, named
+    if not args.head:
+        return None, None
+    try:
+        return Head.parse(args.head), None
+    except ValueError:
+        if not Path(args.head).is_file():
+            raise ValueError(
+                f"--head is SEQ:SHA256HEX or a file of signed heads; {args.head!r} is neither"
+            ) from None
+    if args.site_key is None:
+        raise ValueError("a file of signed heads needs --site-key HEX (raps keys public)")
+    return None, list(read_signed(Path(args.head)))
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from raps.audit import check, export_focus, read_columns, read_database, read_export
-    from raps.chain import Head
 
     try:
-        head = Head.parse(args.head) if args.head else None
-    except ValueError as e:
+        head, signed = _heads(args)
+    except (ValueError, OSError) as e:
         print(f"raps verify: {e}", file=sys.stderr)
         return 2
     source = args.journal
@@ -76,10 +101,31 @@ def cmd_verify(args: argparse.Namespace) -> int:
         columns=columns,
         focus=focus,
         require_closed=args.require_closed,
+        session=args.session,
+        signed=signed,
+        site_key=args.site_key,
     )
     for line in report.lines():
         print(line)
     return report.exit_code
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """The site's public head key, for the regulator to pin (raps.heads)."""
+    from raps.signing import SigningKeyError, load_signing_key
+
+    try:
+        cfg = load_config(args.config)
+        key = load_signing_key(cfg.credentials.head_key_path(), "head key")
+    except ConfigError as e:
+        print(f"raps keys: {e}", file=sys.stderr)
+        return 2
+    except SigningKeyError as e:
+        print(f"raps keys: {e} (first setup: raps run --create-key)", file=sys.stderr)
+        return 1
+    print(key.public_hex)
+    print(f"key id {key.key_id}", file=sys.stderr)
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -141,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--create-key",
         action="store_true",
-        help="create the seed key file if it does not exist (first setup)",
+        help="create the seed key and head key files if they do not exist (first setup)",
     )
     run.add_argument("--ready-file", help="write the bound URL here as JSON once ready")
     run.set_defaults(func=cmd_run)
@@ -157,13 +203,29 @@ def build_parser() -> argparse.ArgumentParser:
         "(exit 0 valid, 3 valid with anomalies, 1 tampered or mismatched, 2 usage)",
     )
     verify.add_argument("journal", help="database URL, or a file written by `raps export`")
-    verify.add_argument("--head", help="published journal head SEQ:HASH to check against")
+    verify.add_argument(
+        "--head",
+        help="published journal head SEQ:HASH, or a file of signed heads (JSON lines, as "
+        "captured from MQTT or /api/journal/head) to check against, with --site-key",
+    )
+    verify.add_argument("--site-key", help="the site's public head key (raps keys public)")
+    verify.add_argument(
+        "--session", help="the session an export is for: fail if its header names another"
+    )
     verify.add_argument(
         "--require-closed",
         action="store_true",
         help="fail on a session or draw not closed yet (truncated or abandoned)",
     )
     verify.set_defaults(func=cmd_verify)
+
+    keys = sub.add_parser("keys", help="the site's public keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    public = keys_sub.add_parser(
+        "public", help="print the public head key (64 hex digits) an inspector pins"
+    )
+    public.add_argument("--config", required=True, help="TOML config file (its head key file)")
+    public.set_defaults(func=cmd_keys)
 
     export = sub.add_parser("export", help="write a session's journal as JSON lines")
     export.add_argument("database", help="database URL")

@@ -32,6 +32,7 @@ from raps.metrics import Metrics
 from raps.mqtt_out import MqttPublisher
 from raps.seal import SeedSealer, create_key_file, load_key
 from raps.service import Service
+from raps.signing import SigningKey, create_signing_key_file, load_signing_key
 from raps.sources.simulated import SimulatedFloor
 from raps.storage_health import FloorLogUnavailable
 from raps.store.database import open_engine
@@ -103,11 +104,19 @@ class Daemon:
             self.log.info("created a new seed key file", path=str(path))
         return SeedSealer(load_key(path))
 
+    def _head_key(self) -> SigningKey:
+        """The site's head-signing key (raps.heads), created with --create-key."""
+        path = self.cfg.credentials.head_key_path()
+        if not path.exists() and self.create_key:
+            key = create_signing_key_file(path)
+            self.log.info("created a new head key file", path=str(path), key_id=key.key_id)
+        return load_signing_key(path, "head key")
+
     async def run(self) -> None:
         cfg = self.cfg
         t0 = time.monotonic()
         self.metrics.start_time.set(time.time())
-        sealer = self._sealer()
+        sealer, head_key = self._sealer(), self._head_key()
         publisher: MqttPublisher | None = None
         tasks: list[asyncio.Task[Any]] = []
         if cfg.mqtt.enabled and cfg.mqtt.embedded:
@@ -118,7 +127,9 @@ class Daemon:
             port = self.broker.port if self.broker else None
             publisher = MqttPublisher(cfg.mqtt, self.metrics, port)
         engine = open_engine(cfg.storage.url)
-        service = self.service = Service(cfg, engine, sealer, self.metrics, self.clock, publisher)
+        service = self.service = Service(
+            cfg, engine, sealer, self.metrics, self.clock, publisher, head_key
+        )
         await service.start()
         self.app = create_app(service, cfg)
         server = _Server(http_server_config(self.app, cfg.http))

@@ -29,6 +29,7 @@ from raps.claim_commands import ClaimCommands
 from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
 from raps.games.desk import GameDesk
+from raps.heads import HeadFeed, HeadSigner
 from raps.live import Listeners
 from raps.logs import get_logger
 from raps.metrics import Metrics
@@ -36,6 +37,7 @@ from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
 from raps.session_loader import SessionLoader, SessionRefused
 from raps.session_views import log_fields, session_summary
+from raps.signing import SigningKey
 from raps.storage_health import FloorLogUnavailable, StorageHealth
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
@@ -83,16 +85,17 @@ class Service(ClaimCommands[CommandResult]):
         metrics: Metrics,
         clock: Callable[[], datetime],
         publisher: Publisher | None = None,
+        head_key: SigningKey | None = None,
     ) -> None:
-        self.cfg = cfg
-        self.engine = engine
-        self.sealer = sealer
-        self.metrics = metrics
-        self.clock = clock
-        self.publisher = publisher
+        self.cfg, self.engine, self.sealer = cfg, engine, sealer
+        self.metrics, self.clock, self.publisher = metrics, clock, publisher
         self.log = get_logger(site=cfg.site.id)
         mark = HeadMark.for_database(cfg.storage.url, cfg.storage.head_mark_file)
         self.journal = JournalStore(engine, mark, self._journal_refused)
+        self.heads = HeadSigner(head_key, cfg.site.id, clock)  # signed heads (raps.heads)
+        if publisher is not None:
+            topic = f"{cfg.mqtt.topic_prefix}/{cfg.site.id}/journal/head"
+            self.journal.committed = HeadFeed(self.heads, publisher, topic).note
         self.floorlog = FloorLog(engine)
         self._lock = asyncio.Lock()
         self._floorlog_lock = asyncio.Lock()
@@ -566,7 +569,7 @@ class Service(ClaimCommands[CommandResult]):
             return
         prefix = f"{self.cfg.mqtt.topic_prefix}/{self.cfg.site.id}/draws"
         try:
-            await publish_draw(self.publisher, prefix, s, records, self.journal.head)
+            await publish_draw(self.publisher, prefix, s, records, self.journal.head, self.heads)
         except Exception:  # the journal is the record; a broker outage must not stop draws
             self.log.exception("publish failed", session=s.session_id)
 

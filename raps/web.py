@@ -293,8 +293,12 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
 
     @app.get("/api/journal/head", tags=["journal"])
     async def head(_a: Reader) -> dict[str, Any]:
+        """The head, and the same signed by the site's head key (raps.heads): what an
+        inspector keeps to hold the journal to later (`raps verify --head FILE`)."""
         h = service.journal.head
-        return {"seq": h.seq, "hash": h.hash} if h else {"seq": 0, "hash": None}
+        if h is None:
+            return {"seq": 0, "hash": None, "signed": None}
+        return {"seq": h.seq, "hash": h.hash, "signed": service.heads.head(h)}
 
     @app.get(
         "/api/sessions/{session_id}/export", tags=["journal"], response_class=PlainTextResponse

@@ -200,10 +200,11 @@ SEED_KEY = secrets.token_bytes(32)
 
 
 @asynccontextmanager
-async def running_service(cfg: Config, clock: Clock) -> AsyncIterator[Service]:
-    """A started Service on the config's database (migrated), disposed afterwards."""
+async def running_service(cfg: Config, clock: Clock, **options: Any) -> AsyncIterator[Service]:
+    """A started Service on the config's database (migrated), disposed afterwards;
+    `options`: Service's own (publisher, head_key)."""
     engine = open_engine(cfg.storage.url)
-    service = Service(cfg, engine, SeedSealer(SEED_KEY), Metrics(), clock)
+    service = Service(cfg, engine, SeedSealer(SEED_KEY), Metrics(), clock, **options)
     try:
         await service.start()
         yield service

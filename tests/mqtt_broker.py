@@ -186,14 +186,17 @@ def floor_config_text(
 ) -> str:
     """TOML for a tiny listed floor (M01.., T1..), SQLite in `folder`, window all day.
 
-    One point per R10 wagered (1000 minor units); threshold 5 points.  The seed key
-    file is created when missing.
+    One point per R10 wagered (1000 minor units); threshold 5 points.  The seed and
+    head key files are created when missing.
     """
     from raps.seal import create_key_file
+    from raps.signing import create_signing_key_file
 
     key = folder / "seed.key"
     if not key.exists():
         create_key_file(key)
+    if not (folder / "head.key").exists():  # the signed heads' key, beside the seed key
+        create_signing_key_file(folder / "head.key")
     parts = [
         f'[site]\nid = "{site}"\ntimezone = "Africa/Johannesburg"\n',
         f'[storage]\nurl = "sqlite:///{folder / "raps.db"}"\nevent_flush_seconds = 0.2\n',

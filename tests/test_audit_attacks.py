@@ -26,6 +26,7 @@ daemon now make of it.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -281,12 +282,34 @@ async def test_an_export_of_one_session_is_verified_without_its_neighbours(
     assert (await env.post("draw", sid=OTHER, kind="slots")).status_code == 200
     await run_and_close_open(env)
     path = tmp_path / "one.jsonl"
-    path.write_text("\n".join(await export_session(env.cfg.storage.url, SESSION)) + "\n")
+    lines = await export_session(env.cfg.storage.url, SESSION)
+    path.write_text("\n".join(lines) + "\n")
     entries, records = read_export(path)
     assert export_focus(path) == SESSION
-    rep = check(entries, records, env.service.journal.head, focus=SESSION)
+    head = env.service.journal.head
+    rep = check(entries, records, head, focus=SESSION)
     assert rep.ok, rep.lines()
     assert OTHER in rep.context and rep.sessions == {SESSION: []}
+    # the neighbour's entries are links only: none of its records, pools or cards
+    theirs = [json.loads(x) for x in lines[1:] if json.loads(x).get("stream") == OTHER]
+    assert len(theirs) == 3 and all(set(x) == {"seq", "prev", "hash", "stream"} for x in theirs)
+    assert env.service.sessions[OTHER].commitment not in path.read_text()
+
+    asked = check(entries, records, head, focus=SESSION, session=OTHER)  # --session OTHER
+    assert not asked.ok and asked.export_problems[0] == (
+        f"the export's header names session {SESSION!r}, not {OTHER!r}"
+    )
+    renamed = check(entries, records, head, focus=OTHER)  # a header edited to name OTHER
+    assert not renamed.ok and renamed.export_problems[0].endswith(
+        f"of session {OTHER} is withheld (chain fields only)"
+    ), renamed.lines()
+    # one of the session's own entries given as links only (hidden as a neighbour's)
+    mine = next(i for i, x in enumerate(lines) if '"type":"pick.verified"' in x)
+    hidden = json.loads(lines[mine])
+    lines[mine] = json.dumps({**{k: hidden[k] for k in ("seq", "prev", "hash")}, "stream": OTHER})
+    path.write_text("\n".join(lines) + "\n")
+    rep = check(*read_export(path), head, focus=SESSION)
+    assert not rep.ok and rep.sessions[SESSION], rep.lines()  # its state machine breaks
 
 
 async def run_and_close_open(env: Env) -> None:

@@ -181,3 +181,17 @@ def test_missing_seed_key_is_a_clear_error(tmp_path: Path) -> None:
     assert run.returncode != 0
     assert "seed key" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_missing_head_key_is_a_clear_error(tmp_path: Path) -> None:
+    """Heads are signed (raps.heads): a daemon with its seed key but no head key stops at
+    start, naming the file and the first-setup option."""
+    from raps.seal import create_key_file
+
+    cfg = write_config(tmp_path, f"sqlite:///{tmp_path / 'raps.db'}")
+    create_key_file(tmp_path / "seed.key")
+    run = subprocess.run([RAPS, "run", "--config", str(cfg)], capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert f"cannot read the head key file {tmp_path / 'head.key'}" in run.stderr
+    assert "--create-key" in run.stderr and "Traceback" not in run.stderr

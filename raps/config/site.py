@@ -7,6 +7,7 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -87,13 +88,22 @@ class StorageConfig(StrictModel):
 
 
 class CredentialsConfig(StrictModel):
-    """Where the secret seed key is read from (systemd LoadCredential= in production)."""
+    """Where the secret keys are read from (systemd LoadCredential= in production): the
+    seed-sealing key and the site's head-signing key (raps.heads)."""
 
     seed_key_file: str = "var/seed.key"
+    head_key_file: str | None = None  # default: head.key beside the seed key file
 
-    @field_validator("seed_key_file")
+    def head_key_path(self) -> Path:
+        if self.head_key_file is not None:
+            return Path(self.head_key_file)
+        return Path(self.seed_key_file).with_name("head.key")
+
+    @field_validator("seed_key_file", "head_key_file")
     @classmethod
-    def _expand_env(cls, v: str, info: ValidationInfo) -> str:
+    def _expand_env(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return None
         env: Mapping[str, str] = (info.context or {}).get("env", os.environ)
 
         def sub(m: re.Match[str]) -> str:

@@ -78,6 +78,8 @@ class JournalStore:
         self.mark = mark
         self.refused: str | None = None  # why the journal takes no more entries
         self._on_refused = on_refused
+        # told the head after each commit and each head read back (raps.heads.HeadFeed)
+        self.committed: Callable[[Head], None] | None = None
         self._pools = PoolEncoder()
         insert = postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         self._insert_checkpoint = insert(pool_snapshots).on_conflict_do_nothing(
@@ -98,6 +100,8 @@ class JournalStore:
         self.head = Head(row.seq, row.hash) if row else None
         if self.mark is not None:
             await self._hold_to_mark(self.head, self.mark)
+        if self.head is not None and self.committed is not None:
+            self.committed(self.head)
         return self.head
 
     async def _hold_to_mark(self, head: Head | None, mark: HeadMark) -> None:
@@ -173,6 +177,8 @@ class JournalStore:
             self.head = Head(entries[-1].seq, entries[-1].hash)
             if self.mark is not None:
                 self.mark.advance(self.head)
+            if self.committed is not None:
+                self.committed(self.head)
         return entries
 
     async def _checkpoint(self, digest: str, cards: Sequence[str]) -> None:
@@ -439,15 +445,24 @@ def export_lines(entries: Sequence[Entry], records: Sequence[dict[str, Any]]) ->
 
 
 async def session_export(store: JournalStore, session_id: str) -> list[str] | None:
-    """A session's export: a header naming it, then its contiguous range of the chain
-    (other streams' entries between its first and last included, the chain needs them),
-    pools inline; None for a session with no entries."""
+    """A session's export: a header naming it, then its contiguous range of the chain,
+    its own entries whole with pools inline; other streams' entries in between (the
+    chain needs their links) as chain fields only, `{"seq", "prev", "hash", "stream"}`:
+    no record, so no pool and no card of another session leaves with it. None for a
+    session with no entries."""
     span = await store.session_range(session_id)
     if span is None:
         return None
     entries = await store.entries(*span)
+    own = [e for e in entries if _parse(e).get("session_id") == session_id]
+    records = iter(await with_pools(store, own))
     header = {"export": {"session_id": session_id, "first": span[0], "last": span[1]}}
-    return [
-        json.dumps(header, separators=(",", ":")),
-        *export_lines(entries, await with_pools(store, entries)),
-    ]
+    lines = [json.dumps(header, separators=(",", ":"))]
+    for e in entries:
+        rec = _parse(e)
+        if rec.get("session_id") == session_id:
+            lines += export_lines([e], [next(records)])
+        else:
+            chain = {"seq": e.seq, "prev": e.prev, "hash": e.hash, "stream": rec.get("session_id")}
+            lines.append(json.dumps(chain, separators=(",", ":"), ensure_ascii=False))
+    return lines
