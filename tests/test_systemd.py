@@ -217,7 +217,10 @@ def test_daemon_lines() -> None:
     assert "SupplementaryGroups" not in d
     assert d["StateDirectory"] == ["raps"]
     assert d["ConfigurationDirectory"] == ["raps"]
-    assert d["LoadCredential"] == ["seed-key:/etc/raps/seed.key"]
+    assert d["LoadCredential"] == [
+        "seed-key:/etc/raps/seed.key",
+        "head-key:/etc/raps/head.key",
+    ]
 
 
 def _bytes(value: str) -> int:
