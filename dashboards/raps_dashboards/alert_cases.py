@@ -223,6 +223,29 @@ ALERT_CASES: tuple[AlertCase, ...] = (
         fires=(Fires({"site": "golden-horse"}, 2.0),),
     ),
     AlertCase(
+        "RapsJournalRewound",
+        "golden-horse's daemon finds its journal cut back at 6m (and again after a restart "
+        "at 10m: the series is back at 1); silver-sands' holds.",
+        {
+            f"raps_journal_rewound{{{GH}}}": "0x5 1x3 stale 1x6",
+            f"raps_journal_rewound{{{SS}}}": "0x15",
+        },
+        quiet_at=("4m",),
+        fires_at="7m",
+        fires=(Fires({"site": "golden-horse"}, 1.0),),
+    ),
+    AlertCase(
+        "RapsSessionRefused",
+        "golden-horse restarts at 6m and refuses 2 sessions; silver-sands refuses none.",
+        {
+            f"raps_sessions_refused{{{GH}}}": "0x5 2x10",
+            f"raps_sessions_refused{{{SS}}}": "0x15",
+        },
+        quiet_at=("4m",),
+        fires_at="7m",
+        fires=(Fires({"site": "golden-horse"}, 2.0),),
+    ),
+    AlertCase(
         "RapsFloorLogWriteFailing",
         "golden-horse's floor log fails every minute from 6m to 9m (a full disk); "
         "silver-sands writes fine. Quiet again 5 minutes after the last failure.",
