@@ -586,7 +586,8 @@ def test_docs_list_every_topic_kind_and_reason() -> None:
         assert f"`{name}`" in text
     topics = (
         "slots/{machine}/events tables/{table}/events /players /points /tickets /deadletter "
-        "draws/{session}/events draws/{session}/head draws/{session}/summary"
+        "draws/{session}/events draws/{session}/head draws/{session}/summary "
+        "draws/{session}/commitment journal/head"
     )
     for topic in topics.split():
         assert topic in text
