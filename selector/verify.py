@@ -228,6 +228,8 @@ def _check_rechecks(
     removed: list[tuple[str, str]],
 ) -> list[Mismatch]:
     """Failed re-checks drew from the final pool with the removed cards still in it."""
+    if not removed:
+        return []  # the usual case: no pool to rebuild (the daemon's restore runs this too)
     bad: list[Mismatch] = []
     in_pool = set(pool)
     full = sorted(in_pool | {card for card, _ in removed})
