@@ -202,7 +202,6 @@ class Service(ClaimCommands[CommandResult]):
 
     def _journal_refused(self, reason: str) -> None:
         self.metrics.journal_rewound.set(1)
-        self.storage_ok = False
         self.log.error("journal refused", reason=reason)
 
     # ------------------------------------------------------------------- ingest
@@ -374,6 +373,8 @@ class Service(ClaimCommands[CommandResult]):
         """Clock tick: idle players leave pools; winners overdue, excluded or unreached resolve."""
         now = self.clock()
         self.floor.advance(now)
+        if self.journal.refused is not None:
+            return  # a refused journal takes no timer's record either (raps.store.headmark)
         for s in self.sessions.values():
             if s.timer_due(now):
                 async with self._lock:

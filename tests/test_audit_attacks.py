@@ -410,6 +410,7 @@ async def draw_command(c: Any, command_id: str) -> Any:
 
 async def test_a_cut_tail_is_refused_and_the_retry_draws_from_no_new_pool(env: Env) -> None:
     assert (await env.post("open")).status_code == 200
+    assert (await env.post("draw", kind="slots")).status_code == 200  # pending meanwhile
     await refuse_winners(env)
     assert (await env.post("draw", command_id="veto", kind="slots")).status_code == 503
     published = env.service.journal.head  # what every answer and MQTT showed last
@@ -431,6 +432,8 @@ async def test_a_cut_tail_is_refused_and_the_retry_draws_from_no_new_pool(env: E
         )
         in detail
     ), r.text
+    env.clock.advance(120)  # the pending pick's claim window runs out: no timer record
+    await env.service.tick()
     assert (await rows(env.service.engine))[-1]["seq"] == published.seq - 1  # nothing written
     ready = await env.client.get("/readyz")
     assert ready.status_code == 503 and "journal" in ready.json()["sources_down"]
