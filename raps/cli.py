@@ -50,10 +50,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _heads(args: argparse.Namespace) -> tuple[Head | None, list[tuple[int, Any]] | None]:
     """--head: SEQ:HASH, or a file of signed heads (with --site-key); raises ValueError."""
     from raps.chain import Head
-    from raps.heads import read_signed, site_key_id
+    from raps.heads import read_signed
+    from selector.signatures import key_id
 
     if args.site_key is not None:
-        site_key_id(args.site_key)  # a malformed key is a usage error, named
+        key_id(args.site_key)  # a malformed key is a usage error, named
     if not args.head:
         return None, None
     try:

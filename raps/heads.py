@@ -34,7 +34,7 @@ from raps.chain import Entry, Head, canonical_json
 from raps.logs import get_logger
 from raps.signing import SigningKey
 from selector.records import Record
-from selector.signatures import SignatureError, check, key_id
+from selector.signatures import SignatureError, check
 
 HEAD_TYPE = "raps.head.v1"
 COMMITMENT_TYPE = "raps.commitment.v1"
@@ -56,10 +56,6 @@ class HeadSigner:
     def __init__(self, key: SigningKey | None, site: str, clock: Callable[[], datetime]) -> None:
         self.key, self.site, self.clock = key, site, clock
         self._last: tuple[Head, dict[str, Any]] | None = None
-
-    @property
-    def public_hex(self) -> str | None:
-        return None if self.key is None else self.key.public_hex
 
     def head(self, head: Head) -> dict[str, Any]:
         if self._last is not None and self._last[0] == head:
@@ -217,6 +213,8 @@ def check_signed(
                 f"{what} {seq}:{digest[:16]}...: the journal's entry {seq} is another "
                 "one: it was rewritten"
             )
+        elif obj["type"] == COMMITMENT_TYPE and by_seq[seq][1].get("type") == "context":
+            rep.notes.append(f"{what} {seq}: another stream's entry here, its hash checked only")
         elif obj["type"] == COMMITMENT_TYPE:
             rep.problems += _commitment_problems(what, obj, by_seq[seq][1])
     if len(rep.sites) > 1:
@@ -234,7 +232,3 @@ def _commitment_problems(what: str, obj: dict[str, Any], record: dict[str, Any])
     if same:
         return []
     return [f"{what} of {obj.get('session_id')}: its entry is not that session's open"]
-
-
-def site_key_id(site_key: str) -> str:
-    return key_id(site_key)

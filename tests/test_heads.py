@@ -169,6 +169,12 @@ def test_check_signed_names_each_problem() -> None:
         "line 9: not JSON",
         "signed heads of more than one site: ['gh', 'gr']",
     ]
+    # in a one-session export, another session's open is links only: noted, not failed
+    opaque = [{"type": "context", "session_id": "S"}, records[1]]
+    rep = check_signed([(1, commitment)], KEY.public_hex, entries, opaque)
+    assert rep.problems == [] and rep.notes == [
+        "line 1: signed commitment 1: another stream's entry here, its hash checked only"
+    ]
 
 
 def test_keys_public_prints_the_head_key(
