@@ -293,7 +293,7 @@ async def test_an_export_of_one_session_is_verified_without_its_neighbours(
     # the neighbour's entries are links only: none of its records, pools or cards
     theirs = [json.loads(x) for x in lines[1:] if json.loads(x).get("stream") == OTHER]
     assert len(theirs) == 3 and all(set(x) == {"seq", "prev", "hash", "stream"} for x in theirs)
-    assert env.service.sessions[OTHER].commitment not in path.read_text()
+    assert str(env.service.sessions[OTHER].commitment) not in path.read_text()
 
     asked = check(entries, records, head, focus=SESSION, session=OTHER)  # --session OTHER
     assert not asked.ok and asked.export_problems[0] == (
@@ -329,9 +329,9 @@ async def test_an_exclusion_mid_claim_voids_the_winner_and_blocks_the_award(env:
     ev = Events(NOON)
     ev._ids = itertools.count(900_000)
     drawn = {
-        r["data"]["pick"]: r["data"]["card"]
+        rec["data"]["pick"]: rec["data"]["card"]
         for e in await env.service.journal.session_entries(SESSION)
-        if (r := e.record)["type"] == "pick.drawn"
+        if (rec := e.record)["type"] == "pick.drawn"
     }
     out = [ev.player(drawn[n], exclusions=frozenset({Exclusion.SELF_EXCLUDED})) for n in (1, 2)]
     assert env.service.ingest(out, source="cms") == 2

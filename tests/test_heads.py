@@ -139,7 +139,7 @@ def test_check_signed_names_each_problem() -> None:
     from raps.chain import link
     from raps.heads import HeadSigner
 
-    records = [
+    records: list[dict[str, Any]] = [
         {"type": "session.opened", "session_id": "S", "at": "2026-04-25T18:00:00+02:00",
          "actor": {"user": "ann", "role": "marketing"}, "data": {"commitment": "c0"}},
         {"type": "pick.requested", "session_id": "S", "at": "2026-04-25T18:00:05+02:00",
@@ -170,7 +170,7 @@ def test_check_signed_names_each_problem() -> None:
         "signed heads of more than one site: ['gh', 'gr']",
     ]
     # in a one-session export, another session's open is links only: noted, not failed
-    opaque = [{"type": "context", "session_id": "S"}, records[1]]
+    opaque: list[dict[str, Any]] = [{"type": "context", "session_id": "S"}, records[1]]
     rep = check_signed([(1, commitment)], KEY.public_hex, entries, opaque)
     assert rep.problems == [] and rep.notes == [
         "line 1: signed commitment 1: another stream's entry here, its hash checked only"
