@@ -341,7 +341,11 @@ def _note_report(
     ends: datetime | None,
     journal_end: datetime | None,
 ) -> None:
-    found = session_report(recs, ends=ends, journal_end=journal_end)
+    try:
+        found = session_report(recs, ends=ends, journal_end=journal_end)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a record verify names
+        rep.anomalies[sid] = [f"the records cannot be read for the report: {e!r}"]
+        return
     if found.notes:
         rep.notes[sid] = found.notes
     if found.anomalies:

@@ -106,3 +106,15 @@ def test_unreadable_times_are_skipped_not_raised(recs: Recs) -> None:
     rep = session_report(recs, ends=datetime.fromisoformat("2026-04-25T12:01:00+02:00"))
     assert len(rep.notes) == 6  # records 3 and 4 (a verify, an award) make no notes
     assert not [a for a in rep.anomalies if "window" in a or "still open" in a]
+
+
+def test_a_report_that_cannot_be_read_is_named_not_raised(recs: Recs) -> None:
+    """A naive claim deadline (no offset: not the daemon's) makes the no-show check
+    compare naive and aware times: raps verify names it instead of crashing."""
+    from raps.audit import Report, _note_report
+
+    drawn = next(r for r in recs if r["type"] == "pick.drawn" and r["data"]["pick"] == 2)
+    drawn["data"]["deadline"] = "2026-04-25T12:01:55"
+    rep = Report()
+    _note_report(rep, "S", recs, None, None)
+    assert rep.anomalies["S"][0].startswith("the records cannot be read for the report: ")

@@ -199,7 +199,8 @@ def test_the_timer_runs_its_steps_in_time_order_and_a_no_show_ends_escalation() 
         ("pick.escalated", two.number),
     ]
     assert [r.at for r in recs] == sorted(r.at for r in recs)
-    assert session_report(dicts(s)).anomalies == []
+    # nothing but the session being open still (an anomaly at the journal's end)
+    assert [a for a in session_report(dicts(s)).anomalies if "still open" not in a] == []
 
 
 def test_no_limit_no_escalation() -> None:
