@@ -14,6 +14,7 @@ first broken entry is named; so is every mismatching pick.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -318,17 +319,23 @@ def _check_schedule(
             )
 
 
+def export_belongs(focus: str) -> Callable[[str], bool]:
+    """The streams an export of `focus` carries whole besides its own: a draw's games."""
+    return lambda stream: belongs(stream, focus)
+
+
 def _withheld(records: list[dict[str, Any]], focus: str | None) -> list[str]:
     """Entries an export gives as chain fields only must be other sessions': the one it
-    is for must be there whole, and such an export must name it."""
+    is for (and what belongs to it) must be there whole, and such an export must name it."""
     out = []
     for r in records:
         if r.get("type") != CONTEXT:
             continue
         if focus is None:
             return ["entries given as chain fields only, but no header names the session"]
-        if r.get("session_id") == focus:
-            out.append(f"entry {r.get('seq')} of session {focus} is withheld (chain fields only)")
+        stream = str(r.get("session_id"))
+        if stream == focus or belongs(stream, focus):
+            out.append(f"entry {r.get('seq')} of {stream} is withheld (chain fields only)")
     if focus is not None and not any(r.get("session_id") == focus for r in records):
         out.append(f"no entry of session {focus!r}")
     return out
@@ -569,7 +576,7 @@ async def export_session(url: str, session_id: str) -> list[str]:
     """The session's export lines (raps.store.journal.session_export)."""
     engine = open_engine(url)
     try:
-        lines = await session_export(JournalStore(engine), session_id)
+        lines = await session_export(JournalStore(engine), session_id, export_belongs(session_id))
     finally:
         await engine.dispose()
     if lines is None:

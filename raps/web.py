@@ -26,6 +26,7 @@ from sqlalchemy import text
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from raps.audit import export_belongs
 from raps.auth import (
     AUDITORS,
     READERS,
@@ -305,7 +306,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     )
     async def export(session_id: str, _a: Auditor) -> Response:
         service.session(session_id)
-        lines = await session_export(service.journal, session_id)
+        lines = await session_export(service.journal, session_id, export_belongs(session_id))
         if lines is None:
             return Response("", media_type="application/x-ndjson")
         return Response("\n".join(lines) + "\n", media_type="application/x-ndjson")

@@ -301,7 +301,7 @@ async def test_an_export_of_one_session_is_verified_without_its_neighbours(
     )
     renamed = check(entries, records, head, focus=OTHER)  # a header edited to name OTHER
     assert not renamed.ok and renamed.export_problems[0].endswith(
-        f"of session {OTHER} is withheld (chain fields only)"
+        f"of {OTHER} is withheld (chain fields only)"
     ), renamed.lines()
     # one of the session's own entries given as links only (hidden as a neighbour's)
     mine = next(i for i, x in enumerate(lines) if '"type":"pick.verified"' in x)

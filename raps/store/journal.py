@@ -444,23 +444,31 @@ def export_lines(entries: Sequence[Entry], records: Sequence[dict[str, Any]]) ->
     ]
 
 
-async def session_export(store: JournalStore, session_id: str) -> list[str] | None:
+async def session_export(
+    store: JournalStore, session_id: str, belongs: Callable[[str], bool] = lambda _s: False
+) -> list[str] | None:
     """A session's export: a header naming it, then its contiguous range of the chain,
-    its own entries whole with pools inline; other streams' entries in between (the
-    chain needs their links) as chain fields only, `{"seq", "prev", "hash", "stream"}`:
-    no record, so no pool and no card of another session leaves with it. None for a
-    session with no entries."""
+    its own entries (and those of the streams that `belongs` to it: a draw's games)
+    whole with pools inline; other streams' entries in between (the chain needs their
+    links) as chain fields only, `{"seq", "prev", "hash", "stream"}`: no record, so no
+    pool and no card of another session leaves with it. None for a session with no
+    entries."""
     span = await store.session_range(session_id)
     if span is None:
         return None
     entries = await store.entries(*span)
-    own = [e for e in entries if _parse(e).get("session_id") == session_id]
+
+    def whole(rec: dict[str, Any]) -> bool:
+        stream = str(rec.get("session_id"))
+        return stream == session_id or belongs(stream)
+
+    own = [e for e in entries if whole(_parse(e))]
     records = iter(await with_pools(store, own))
     header = {"export": {"session_id": session_id, "first": span[0], "last": span[1]}}
     lines = [json.dumps(header, separators=(",", ":"))]
     for e in entries:
         rec = _parse(e)
-        if rec.get("session_id") == session_id:
+        if whole(rec):
             lines += export_lines([e], [next(records)])
         else:
             chain = {"seq": e.seq, "prev": e.prev, "hash": e.hash, "stream": rec.get("session_id")}
