@@ -505,6 +505,7 @@ async def test_a_row_deleted_mid_session_is_refused(env: Env) -> None:
 async def test_a_winner_changed_in_an_open_session_is_refused_at_restore(env: Env) -> None:
     assert (await env.post("open")).status_code == 200
     assert (await env.post("draw", kind="slots")).status_code == 200
+    await env.service.journal.settle()  # the mark's last write done before it is deleted
     drawn = next(r for r in await rows(env.service.engine) if r["type"] == "pick.drawn")
     record = env.service.sessions[SESSION].records[-1].to_dict()
     won = record["data"]["card"]
