@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from raps.audit import check, read_database
 from tests.daemon_helpers import (
     accept_journal_writes,
     auth,
@@ -47,6 +48,9 @@ async def test_a_saturday_pays_its_winners_through_the_games_and_verifies(
         assert games.cars[CAR].holders() == [second[0]]  # the 19:00 winner 1 qualified
         await s.draw_all(D21)
         await s.podium(D21)
+        # rule 135: the vault share waits until the 21:00 safe has closed
+        early = await s.post(f"{D2130}/open")
+        assert early.status_code == 409 and early.json()["reason"] == "safe_in_play"
         await s.safe(D21)  # every winner tries and misses
         await s.ok(f"{D21}/close")
         assert games.ledger.safe_value == 12_000_000  # +R20,000: offered and not cracked
@@ -303,3 +307,40 @@ async def test_rules_74_127_139_a_winner_of_the_day_is_barred_from_its_later_dra
             assert {c for c, why in barred.items() if why == f"won_today:{D15}"} == first
         got = (await s.ok(f"{D19}/draw"))["picks"][-1]
         assert got["card"] not in first
+
+
+async def test_rule_135_the_vault_is_not_shared_under_a_2100_safe_in_play(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The 21:30 draw opened before the 21:00 draw (its opening is refused while a 21:00
+    safe is in play, see above): its share still waits while the 21:00 safe is to come
+    or open, since sharing under it would close the safe its winners play for, and the
+    21:00 draw could never pay them, close or reveal its seed. raps verify names the
+    running order: the 21:30 draw did not bar the 21:00 winners (rules 127, 139)."""
+    async with show(db_url, tmp_path, players=12) as s:
+        games = s.service.games
+        await s.draw_all(D2130)
+        await s.draw_all(D21)
+        await s.podium(D21)  # the podiums closed, the safe still to come
+        refused = await s.post(f"{D2130}/vault/share")
+        assert refused.status_code == 409 and refused.json()["reason"] == "safe_in_play"
+        await s.ok(f"{D21}/games/safe/open")
+        assert (await s.post(f"{D2130}/vault/share")).json()["reason"] == "safe_in_play"
+        assert games.ledger.safe_value == 10_000_000 and not games.ledger.shared
+        for _ in range(5):
+            await s.ok(f"{D21}/games/safe/decline")
+        await s.ok(f"{D21}/games/safe/close")
+        await s.ok(f"{D21}/close")  # its winners paid and its seed revealed
+        await s.ok(f"{D2130}/vault/share")
+        shares = [e.award.amount for e in games.ledger.entries if e.award.draw_id == D2130]
+        assert sum(shares) == 12_000_000  # the 21:00 miss grew it first
+        await s.ok(f"{D2130}/close")
+        # the safe is closed for good: a later 21:00 draw could never pay its podiums
+        late = await s.post(f"{D2115}/open")
+        assert late.status_code == 409 and late.json()["reason"] == "vault_shared"
+        entries, recs = await read_database(s.cfg.storage.url)
+        lines = check(entries, recs, None, from_genesis=True).lines()
+        failed = [line for line in lines if "FAILED" in line]
+        assert failed == [f"draw {D2130}: FAILED (5 mismatch(es))", "RESULT: FAILED"], lines
+        assert all("won sat-2100 earlier that day" in line for line in lines
+                   if line.startswith("  ")), lines  # fmt: skip

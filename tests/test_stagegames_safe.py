@@ -193,6 +193,21 @@ def test_rule_135_no_vault_share_once_the_safe_was_cracked() -> None:
         led.share_vault(cmd(), "v", DEC20, W)
 
 
+def test_rule_135_no_vault_share_while_a_2100_draw_has_the_safe_in_play() -> None:
+    """20 Dec: the 21:00 safe is offered before the 21:30 share; sharing under it would
+    close the safe its winners are playing for (its draw could then never close)."""
+    led = _ledger()
+    _offer(led, "sat-cash-2025-12-20-2100")
+    assert led.in_play() == ["sat-cash-2025-12-20-2100"]
+    with pytest.raises(StageError, match="in play at draw sat-cash-2025-12-20-2100"):
+        led.share_vault(cmd(), "sat-cash-2025-12-20-2130", DEC20, W)
+    assert not led.shared and led.entries == []
+    led.safe_draw_closed(cmd(), "sat-cash-2025-12-20-2100", SAFE, cracked=False)
+    assert led.in_play() == []
+    shares = led.share_vault(cmd(), "sat-cash-2025-12-20-2130", DEC20, W)
+    assert sum(e.award.amount for e in shares) == 12_000_000  # the 21:00 miss grew it first
+
+
 def test_a_vault_remainder_goes_a_cent_each_to_the_earliest() -> None:
     led = _ledger(ProgressiveRules(base=1_003))
     shares = [e.award.amount for e in led.share_vault(cmd(), "v", DEC20, W)]

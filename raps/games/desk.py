@@ -14,9 +14,9 @@ command: the desk reloads from the journal, which decides.
 
 The desk also tells the stage desk what a game changes for its draw: a car final opens
 with the finalists still needed and the spot holders barred; a vault share is refused
-once the safe was ever cracked; a draw with a game pays its winners only through the
-game, and closes only once the game is over (closing reveals the draw's seed, and so
-every game seed of the draw).
+once the safe was ever cracked, and while a 21:00 draw's safe is still in play; a draw
+with a game pays its winners only through the game, and closes only once the game is
+over (closing reveals the draw's seed, and so every game seed of the draw).
 """
 
 from __future__ import annotations
@@ -131,6 +131,11 @@ class GameDesk:
                                "draw (rule 135)")  # fmt: skip
         if p.kind is DrawGame.VAULT_SHARE and self.ledger.shared:
             raise StageRefused("vault_shared", "the vault has been shared already")
+        if p.kind is DrawGame.VAULT_SHARE:
+            self._no_safe_in_play()
+        if p.kind is DrawGame.PODIUM_SAFE and self.ledger.shared:
+            raise StageRefused("vault_shared", "the vault has been shared: the safe is closed, "
+                               "and this draw's podiums are paid through it")  # fmt: skip
         if p.kind is DrawGame.CAR_FINAL and p.car is not None:
             q = self.cars[p.car]
             barred = {c: f"car_spot:{p.car}" for c in q.holders()}
@@ -153,6 +158,28 @@ class GameDesk:
                 raise StageRefused("game_unpaid", f"positions {self.unpaid(draw_id)} are "
                                    "verified but unpaid: play the draw's stage game "
                                    "(or void them)")  # fmt: skip
+
+    def safe_in_play(self) -> list[str]:
+        """The `podium+safe` draws whose safe may still be played: open, their safe not
+        closed (offered, or still to come after the podiums)."""
+        out = []
+        for draw_id, p in self.plan.draws.items():
+            s = self.stage.sessions.get(draw_id)
+            if p.kind is not DrawGame.PODIUM_SAFE or s is None or s.state is not SessionState.OPEN:
+                continue
+            safe = self.game(draw_id, "safe")
+            if safe is None or safe.state is not GameState.CLOSED:
+                out.append(draw_id)
+        return out + [d for d in self.ledger.in_play() if d not in out]
+
+    def _no_safe_in_play(self) -> None:
+        """The vault is shared only once no draw may still crack or grow the safe: sharing
+        under one would close the safe its winners are playing for, and its draw could
+        then never pay them or close."""
+        busy = self.safe_in_play()
+        if busy:
+            raise StageRefused("safe_in_play", f"the safe is in play at draw {busy[0]}: share "
+                               "the vault once that draw has closed its safe")  # fmt: skip
 
     def _usable(self, draw_id: str) -> None:
         if draw_id in self.refused:
@@ -456,6 +483,7 @@ class GameDesk:
         ws = self._winners(c)
         if self.ledger.ever_cracked:
             raise StageRefused("safe_cracked", "the safe was cracked: no vault share (rule 135)")
+        self._no_safe_in_play()
         c.pay.start_ledger()
         shares = self.ledger.share_vault(sub(cmd, "share"), s.draw_id, p.day, [w.card for w in ws])
         for w, e in zip(ws, shares, strict=True):

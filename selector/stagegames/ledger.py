@@ -22,7 +22,9 @@ is the rules' `grows_at` (config); every other draw is refused: Wednesday, Thurs
 ledger ran by); after a crack it starts again at the base (`reset_on_crack`). On 20 Dec
 21:30, if it was never cracked, the vault is shared among 5 winners (rules 135-138):
 equal shares in cents, any remainder one cent each to the earliest positions; the value
-is then 0 and the safe is closed.
+is then 0 and the safe is closed. The share is refused while a draw that offered the
+safe has not closed it (`in_play`): that draw's winners may still crack it, and a safe
+closed under them could never pay them or grow.
 
 Win once per promotional day (rules 74, 127, 139) is not decided here: the ticket draws
 bar the day's earlier winners (their picks are the one source of truth,
@@ -136,6 +138,11 @@ class StageLedger:
 
     def offered(self, draw_id: str) -> bool:
         return draw_id in self._offered
+
+    def in_play(self) -> list[str]:
+        """Draws that offered the safe and have not closed it yet: their value stands
+        until they do (a crack there pays it, a miss grows it)."""
+        return [d for d in self._offered if d not in self._safe_draws]
 
     def grew(self, draw_id: str) -> bool | None:
         """None: the draw has not closed the safe; else whether it was cracked there."""
@@ -266,6 +273,9 @@ class StageLedger:
             self._check_safe_open()
             if self.cracks:
                 raise StageError("the safe was cracked: there is no vault share (rule 135)")
+            if self.in_play():
+                raise StageError(f"the safe is in play at draw {self.in_play()[0]}: the vault "
+                                 "is shared once that draw has closed its safe")  # fmt: skip
             cards = cards_in_order(list(winners))
             if len(cards) != self.rules.vault_winners:
                 raise StageError(f"the vault is shared among {self.rules.vault_winners} winners")
