@@ -208,6 +208,22 @@ def test_rule_135_no_vault_share_while_a_2100_draw_has_the_safe_in_play() -> Non
     assert sum(e.award.amount for e in shares) == 12_000_000  # the 21:00 miss grew it first
 
 
+def test_a_second_award_under_the_same_key_is_refused_unless_it_is_the_same() -> None:
+    led = _ledger()
+    first = Award("d1", 3, "6000003", 700_000, PrizeKind.CASH, "podium:d1#3")
+    entry = led.post(cmd(), first, SAT)
+    assert led.post(cmd(), first, SAT) == entry  # a re-post: the first entry, nothing new
+    made = len(led.records)
+    for other, day in (
+        (Award("d1", 3, "6000003", 800_000, PrizeKind.CASH, "podium:d1#3"), SAT),
+        (Award("d1", 3, "6000004", 700_000, PrizeKind.CASH, "podium:d1#3"), SAT),
+        (first, DEC20),
+    ):
+        with pytest.raises(StageError, match="already records"):
+            led.post(cmd(), other, day)
+    assert len(led.records) == made and led.entries == [entry]
+
+
 def test_a_vault_remainder_goes_a_cent_each_to_the_earliest() -> None:
     led = _ledger(ProgressiveRules(base=1_003))
     shares = [e.award.amount for e in led.share_vault(cmd(), "v", DEC20, W)]

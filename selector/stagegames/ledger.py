@@ -193,12 +193,19 @@ class StageLedger:
         return self._once(cmd, ("start",), run)
 
     def post(self, cmd: Command, award: Award, day: date) -> Entry:
-        """Record one prize; the same award posted again returns the first entry."""
+        """Record one prize; the same award posted again returns the first entry, and a
+        different one under the same (draw, position, kind, ref) is refused: a re-post
+        never pays twice, and never silently pays something else."""
 
         def run() -> Entry:
             key = (award.draw_id, award.position, award.kind.value, award.ref)
-            if key in self._by_key:
-                return self._by_key[key]
+            known = self._by_key.get(key)
+            if known is not None:
+                if (known.award, known.day) != (award, day):
+                    raise StageError(f"entry {known.entry} already records {key} as "
+                                     f"{known.award.to_dict()} on {known.day}: a different "
+                                     "award under the same key is refused")  # fmt: skip
+                return known
             amount("prize", award.amount)
             if award.kind is PrizeKind.VAULT_SHARE:
                 raise StageError("vault shares are paid by share_vault only")
