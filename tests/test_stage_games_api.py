@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+import tests.stage_games_kit as kit
 from raps.audit import check, read_database
 from tests.daemon_helpers import (
     accept_journal_writes,
     auth,
+    card,
     client_for,
     reject_journal_writes,
     running_service,
@@ -344,3 +346,34 @@ async def test_rule_135_the_vault_is_not_shared_under_a_2100_safe_in_play(
         assert failed == [f"draw {D2130}: FAILED (5 mismatch(es))", "RESULT: FAILED"], lines
         assert all("won sat-2100 earlier that day" in line for line in lines
                    if line.startswith("  ")), lines  # fmt: skip
+
+
+async def test_rule_69_a_car_final_with_every_spot_held_draws_none_and_plays_the_holders(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule 69: the 21:00 finalist draw draws as many finalists as are still needed;
+    with every spot won before it, none: the car is played among the spot holders."""
+    monkeypatch.setattr(kit, "STAGE", kit.STAGE.replace("finalists = 4", "finalists = 3"))
+    async with show(db_url, tmp_path, players=8) as s:
+        qualifier = (await s.draw_all(D19))[0]
+        await s.paddles(D19)
+        await s.ok(f"{D19}/close")
+        s.clock.now = s.clock.now.replace(month=5, day=2)  # the car day, 12:05
+        for i in range(1, 9):
+            if card(i) != qualifier:  # two new holders at 15:00, whoever is drawn
+                await s.enter(i, bin_draw=C15)
+        await s.draw_all(C15)
+        await s.ok(f"{C15}/spots/award")
+        await s.ok(f"{C15}/close")
+        q = s.service.games.cars[CAR]
+        assert len(q.holders()) == 3 and q.finalists_needed() == 0
+        assert (await s.ok(f"{C21}/open"))["winners"] == 0
+        await s.ok(f"{C21}/games/car/open")
+        car = (await s.game(C21))["games"][0]
+        assert [f["card"] for f in car["finalists"]] == q.holders()
+        await s.ok(f"{C21}/games/car/reveal")
+        await s.ok(f"{C21}/games/car/vehicle", vehicle="Hatchback")
+        await s.ok(f"{C21}/games/car/close")
+        await s.ok(f"{C21}/close")
+        lines = await s.verify()
+        assert any(line.startswith(f"stage game stage:car:{C21}: OK") for line in lines), lines

@@ -340,7 +340,11 @@ class GameDesk:
     # ------------------------------------------------------------------- steps
 
     def _winners(self, c: Ctx) -> list[Winner]:
-        """The draw's verified winners, every position drawn: the game's contestants."""
+        """The draw's verified winners, every position drawn: the game's contestants.
+
+        None at all only for a draw that opened with no position to draw: a car final
+        whose six spots were all won before it (rule 69: the 21:00 finalist draw draws
+        as many as are still needed; its car game is then among the spot holders)."""
         s = c.s
         if s.state is not SessionState.OPEN:
             raise StageRefused("draw_not_open", f"draw {s.draw_id} is {s.state.value}")
@@ -349,7 +353,7 @@ class GameDesk:
                                "pending: verify or resolve it first")  # fmt: skip
         ws = verified(s)
         ran_out = any(r.type == "draw.no_eligible" for r in s.records)
-        if not ws or (len(ws) < s.rules.winners and not ran_out):
+        if (not ws and s.rules.winners) or (len(ws) < s.rules.winners and not ran_out):
             raise StageRefused("positions_open", f"{len(ws)} of {s.rules.winners} winners "
                                "verified: draw and verify every position first")  # fmt: skip
         return ws
