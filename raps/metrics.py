@@ -230,7 +230,8 @@ class Metrics:
         )
         self.stage_safe_value = Gauge(
             "raps_stage_safe_value_cents",
-            "The digit safe's progressive value in cents, from the stage prize ledger",
+            "The digit safe's progressive value in cents, from the stage prize ledger "
+            "(the configured base until the ledger's first record)",
             registry=r,
         )
         self.prizes_uncollected = Gauge(

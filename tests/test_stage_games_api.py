@@ -34,6 +34,7 @@ async def test_a_saturday_pays_its_winners_through_the_games_and_verifies(
 ) -> None:
     async with show(db_url, tmp_path) as s:
         games = s.service.games
+        assert await _safe_gauge(s) == 10_000_000  # the base, before any stage prize
         first = await s.draw_all(D15, add_on_first=True)
         await s.podium(D15)
         assert games.ledger.safe_value == 10_000_000
@@ -75,9 +76,14 @@ async def test_a_saturday_pays_its_winners_through_the_games_and_verifies(
         assert len(letters) == 6 + 5 + 5 + 5
         top = next(x for x in letters if x.draw_id == D15 and x.pick == 1)
         assert [a.id for a in top.add_ons] == ["app"]
-        metrics = await s.client.get("/metrics", headers=auth("ops"))
-        assert "raps_stage_safe_value_cents 0.0" in metrics.text
+        assert await _safe_gauge(s) == 0  # shared
         await _the_prize_report(s, top.letter_no)
+
+
+async def _safe_gauge(s: Show) -> float:
+    metrics = await s.client.get("/metrics", headers=auth("ops"))
+    (line,) = [x for x in metrics.text.splitlines() if x.startswith("raps_stage_safe_value_cents ")]
+    return float(line.split()[1])
 
 
 async def _the_prize_report(s: Show, letter_no: str) -> None:

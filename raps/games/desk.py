@@ -335,7 +335,12 @@ class GameDesk:
             raise StageUnavailable("the journal cannot be read; try again shortly") from e
 
     def update_gauges(self) -> None:
-        self.metrics.stage_safe_value.set(self.ledger.safe_value if self.ledger.started else 0)
+        """The safe's value: before the ledger starts (its first record comes with the
+        first stage prize), the plan's base, which is what the screen already shows."""
+        led = self.ledger
+        self.metrics.stage_safe_value.set(
+            led.safe_value if led.started else self.plan.progressive.base
+        )
 
     # ------------------------------------------------------------------- steps
 
