@@ -15,7 +15,8 @@
 Every command carries a `command_id`; a retry returns the first answer. The contestant
 is whoever's turn the game says it is: no request names a card. A refusal is 409 with
 its `reason` (404 for what does not exist), a commit the journal could not make is 503.
-The answer is the host's view of the draw, its game included (`game`).
+The answer is the host's view of the draw, its game included (`game`). Views are read
+under the journal lock (`StageDesk.settled`): what a poll shows is committed.
 
 No `from __future__ import annotations` here: FastAPI reads the routes' annotations.
 """
@@ -78,10 +79,15 @@ def register_game_routes(app: FastAPI, web: WebContext) -> None:
     @app.get("/api/stage/draws/{draw_id}/game", tags=["stage"])
     async def game(draw_id: str, _a: Host) -> dict[str, Any]:
         """The draw's game: each mechanic's state, whose turn, what was revealed, and the
-        host's next step; hidden contents only once a game is closed."""
+        host's next step; hidden contents only once a game is closed. As of the last
+        commit: a step still being written (which a failed write undoes) is not shown."""
         games.plan_of(draw_id)
-        return {"draw_id": draw_id, "game": games.view(draw_id, public=False),
-                "version": stage.version}  # fmt: skip
+
+        def view() -> dict[str, Any]:
+            game = games.view(draw_id, public=False)
+            return {"draw_id": draw_id, "game": game, "version": stage.version}
+
+        return await stage.settled(view)
 
     @app.post("/api/stage/draws/{draw_id}/games/{mechanic}/open", tags=["stage"])
     async def open_game(draw_id: str, mechanic: Mechanic, body: Body, a: Host) -> dict[str, Any]:

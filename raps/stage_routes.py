@@ -154,8 +154,9 @@ def register_stage_routes(app: FastAPI, web: WebContext) -> None:
 
     @app.get("/api/stage/draws/{draw_id}", tags=["stage"])
     async def host(draw_id: str, _a: Host) -> dict[str, Any]:
-        """The host's view: bin, picks with full cards, proxies on file, announcements."""
-        return host_view(desk, draw_id)
+        """The host's view: bin, picks with full cards, proxies on file, announcements;
+        as of the last commit (a command still writing is not shown)."""
+        return await desk.settled(lambda: host_view(desk, draw_id))
 
     @app.post("/api/stage/draws/{draw_id}/open", tags=["stage"])
     async def open_draw(draw_id: str, body: Body, actor: Host) -> dict[str, Any]:
@@ -245,7 +246,7 @@ def register_stage_routes(app: FastAPI, web: WebContext) -> None:
                 pass
             finally:
                 desk.unsubscribe(q)
-        return screen_view(desk, draw_id)
+        return await desk.settled(lambda: screen_view(desk, draw_id))
 
     @app.get("/api/prizes", tags=["prizes"])
     async def prizes(_a: Prizes, state: str = "all") -> dict[str, Any]:

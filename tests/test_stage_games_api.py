@@ -308,7 +308,9 @@ async def test_rules_74_127_139_a_winner_of_the_day_is_barred_from_its_later_dra
     come barred to the 19:00, 21:00 and 21:30 draws, whatever game follows them."""
     async with show(db_url, tmp_path, players=12) as s:
         first = set(await s.draw_all(D15))
-        for later in (D19, D21, D2130):
+        # (the 21:30 draw before the 21:00 one: it may not open while a 21:00 safe is
+        # to come, see test_rule_135_...)
+        for later in (D19, D2130, D21):
             await s.ok(f"{later}/open")
             opened = (await s.service.journal.session_entries(f"draw:{later}"))[0].record
             barred = opened["data"]["barred"]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 from raps.config import Config
@@ -56,6 +56,7 @@ DRAW_PREFIX = "draw:"
 PROXY_PREFIX = "proxies:"
 PRIZE_STREAM = "prizes"
 WON = (PickState.VERIFIED, PickState.AWARDED)
+T = TypeVar("T")
 
 
 def draw_stream(draw_id: str) -> str:
@@ -300,10 +301,9 @@ class StageDesk:
     ) -> TicketDrawSession:
         """Record the winner's prize and issue their letter, in one commit."""
         sd = self.stage_draw(draw_id)
-        if self.games is not None:
-            self.games.refuse(draw_id, "award")
 
         def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
+            self._game_allows(draw_id, "award")
             p = _pick_of(s, pick)
             if source == "position":
                 spec = sd.rules.prize_for(p.position)
@@ -330,20 +330,22 @@ class StageDesk:
     async def void(
         self, draw_id: str, actor: Actor, command_id: str, pick: int, reason: str
     ) -> TicketDrawSession:
-        if self.games is not None:
-            self.games.refuse(draw_id, "void")
-        return await self._on_pick(
-            draw_id, actor, command_id, pick, lambda s, c: s.void(c, pick, reason)
-        )
+
+        def step(s: TicketDrawSession, c: Command) -> Any:
+            self._game_allows(draw_id, "void")
+            return s.void(c, pick, reason)
+
+        return await self._on_pick(draw_id, actor, command_id, pick, step)
 
     async def close(
         self, draw_id: str, actor: Actor, command_id: str, force: bool = False
     ) -> TicketDrawSession:
-        if self.games is not None:
-            self.games.refuse(draw_id, "close")
-        return await self._command(
-            draw_id, actor, command_id, lambda s, c: (s.close(c, force), None)
-        )
+
+        def action(s: TicketDrawSession, c: Command) -> tuple[Any, Any]:
+            self._game_allows(draw_id, "close")
+            return s.close(c, force), None
+
+        return await self._command(draw_id, actor, command_id, action)
 
     async def tick(self) -> None:
         """Presentation windows that ran out become no-shows (the host then redraws)."""
@@ -434,6 +436,19 @@ class StageDesk:
             return letter
 
     # ------------------------------------------------------ for the stage games
+
+    def _game_allows(self, draw_id: str, step: str) -> None:
+        """The draw's stage game may forbid the step; asked under the journal lock, inside
+        the command, so a game that opens or closes meanwhile is seen."""
+        if self.games is not None:
+            self.games.refuse(draw_id, step)
+
+    async def settled(self, view: Callable[[], T]) -> T:
+        """`view()` as of the last commit. A command changes the draw and its games in
+        memory, then awaits its journal write (which, failing, undoes it): read under the
+        journal lock, a view never shows what a 503 then takes back."""
+        async with self._lock:
+            return view()
 
     @property
     def lock(self) -> asyncio.Lock:
