@@ -168,9 +168,10 @@ async def test_retries_a_failed_close_and_a_restart_change_nothing(
         assert await s.ok(f"{D21}/games/safe/guess", command_id="g-1", code=wrong) == first
         lines = await s.verify()  # a game still open never breaks verify
         assert (
-            f"stage game stage:safe:{D21}: not closed yet; seed unrevealed, steps "
-            "checked only" in lines
-        )
+            f"stage game stage:safe:{D21}: not closed yet; 2 step(s) replayed against its "
+            "opened config and turn order (its reveals are checked against its seed once it "
+            "closes)" in lines
+        ), lines
         for guess in [c for c in ("000", "001", "002") if c != code][:2]:
             await s.ok(f"{D21}/games/safe/guess", code=guess)
         for _ in range(4):

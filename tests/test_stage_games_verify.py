@@ -160,3 +160,44 @@ async def test_the_cross_checks_name_what_no_game_gave(
 
     assert any("does not grow the safe" in x or "does not follow" in x
                for x in _tampered(records, grows_at_the_share))  # fmt: skip
+
+
+async def test_a_game_not_closed_yet_is_replayed_without_its_seed(
+    journal: tuple[str, list[dict[str, Any]]],
+) -> None:
+    """The 21:00 podiums as they stood before their close: no seed to check the reveals
+    with yet, but the opened config, the turns, every choice and the contestants are."""
+    _, records = journal
+    podium = f"stage:podium:{D21}"
+    full = _by_session(records)
+    rows = {f"draw:{D21}": full[f"draw:{D21}"], podium: full[podium][:-1]}
+    rep = check_stage(rows)
+    assert rep is not None and rep.ok, rep.lines()
+    assert rep.lines() == [
+        f"stage game {podium}: not closed yet; 5 step(s) replayed against its opened config "
+        "and turn order (its reveals are checked against its seed once it closes)"
+    ]
+
+    def out_of_turn(rows: Rows) -> None:
+        rows[podium][1], rows[podium][2] = rows[podium][2], rows[podium][1]
+
+    lines = _tampered_open(rows, out_of_turn)
+    assert lines[0].startswith(f"stage game {podium}: FAILED, not closed yet"), lines
+    assert lines[1].startswith("  record 1: podium.chosen: the rules refuse it: it is "), lines
+
+    def stranger(rows: Rows) -> None:
+        old = rows[podium][0]["data"]["config"]["winners"][0]
+        rows[podium][0]["data"]["config"]["winners"][0] = "6008888888888888"
+        next(r for r in rows[podium] if r["data"].get("card") == old)["data"]["card"] = (
+            "6008888888888888"
+        )
+
+    assert any("not the draw's verified winners" in x for x in _tampered_open(rows, stranger))
+
+
+def _tampered_open(rows: Rows, change: Callable[[Rows], None]) -> list[str]:
+    rows = copy.deepcopy(rows)
+    change(rows)
+    rep = check_stage(rows)
+    assert rep is not None and not rep.ok
+    return rep.lines()

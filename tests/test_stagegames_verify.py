@@ -13,14 +13,14 @@ import pytest
 
 from selector.stagegames.bonus import BonusGame
 from selector.stagegames.cars import CarFinal
-from selector.stagegames.derive import game_seed
+from selector.stagegames.derive import below, game_seed
 from selector.stagegames.game import Award, DrawGame, GameState, PrizeKind, StageError, StageGame
 from selector.stagegames.ledger import StageLedger
 from selector.stagegames.paddles import PaddleGame
 from selector.stagegames.podium import PodiumGame
 from selector.stagegames.restore import restore_game
-from selector.stagegames.safe import SafeGame
-from selector.stagegames.verify import verify_game, verify_show
+from selector.stagegames.safe import SafeGame, SafeOdds
+from selector.stagegames.verify import verify_game, verify_open_game, verify_show
 from tests.test_stagegames_kit import (
     PADDLES,
     PODIUMS_1500,
@@ -297,3 +297,125 @@ def test_a_malformed_or_foreign_record_is_named_not_a_crash() -> None:
     recs[2]["session_id"] = "podium:other"
     assert any("another stream" in m.message for m in verify_game(recs))
     assert "stage.opened" in verify_game([])[0].message
+
+
+# -- a game not closed yet: checked without its seed ------------------------------------
+
+
+def _bonus(label: str = "open-bonus") -> BonusGame:
+    g = BonusGame(f"bonus:{label}", "d", SAT, ["6000001", "6000002"], [1, 2])
+    g.open(cmd(), seed(label))
+    g.decide(cmd(), "6000001", True)
+    g.decide(cmd(), "6000002", True)
+    while g.state is GameState.OPEN:
+        who = g.turn()
+        assert who is not None
+        g.open_box(cmd(), who, min(set(range(1, 13)) - set(g.play.opened)))
+    g.close(cmd())
+    return g
+
+
+def _safe(label: str, odds: SafeOdds) -> SafeGame:
+    g = SafeGame(f"safe:{label}", "d", SAT, cards(3), [1_000_000] * 3, 10_000_000, odds)
+    g.open(cmd(), seed(label))
+    for card in cards(3):
+        if g.cracked:  # nobody tries after a crack
+            g.decline(cmd(), card)
+            continue
+        g.attempt(cmd(), card)
+        while (p := g.current()) is not None and g.winners[p - 1] == card:
+            if odds.mode == "chance":
+                g.spin(cmd(), card)
+            else:  # the second winner cracks it on their second try
+                code = g.code_text(below(seed(label), g.game_id, f"safe-code|{p}", 10))
+                wrong = [c for c in "0123456789" if c != code]
+                tried = len(g.trying[p])
+                g.guess(cmd(), card, code if (p, tried) == (2, 1) else wrong[tried])
+    g.close(cmd())
+    return g
+
+
+def _car() -> CarFinal:
+    g = CarFinal("car:open", "car-2025-10-25-2100", SAT, cards(6), ["sedan"])
+    g.open(cmd(), seed("car-open"))
+    g.reveal(cmd())
+    g.choose_vehicle(cmd(), "sedan", 30_000_000)
+    g.close(cmd())
+    return g
+
+
+def _open_games() -> list[StageGame]:
+    return [_podium("open"), _bonus(), _paddles("open-paddles"), _car(),
+            _safe("open-code", SafeOdds(digits=1, tries=3)),
+            _safe("open-chance", SafeOdds(mode="chance", numerator=1, denominator=3))]  # fmt: skip
+
+
+def test_every_step_of_a_game_not_closed_yet_checks_without_its_seed() -> None:
+    """Whatever point the show is at, what was played so far follows from the opened
+    config and the turns (the reveals are checked against the seed at the close)."""
+    for g in _open_games():
+        recs = _dicts(g)[:-1]  # no stage.closed: the seed is not revealed
+        for n in range(1, len(recs) + 1):
+            assert verify_open_game(recs[:n]) == [], (g.game_id, n)
+    cracked = [g.odds.mode for g in _open_games() if isinstance(g, SafeGame) and g.cracked]
+    assert cracked == ["code", "chance"]  # an open safe's crack is checked too
+
+
+def _named(recs: list[dict[str, Any]], position: int, words: str) -> None:
+    bad = verify_open_game(recs)
+    assert any(m.position == position and words in m.message for m in bad), bad
+
+
+def test_a_step_out_of_turn_out_of_range_or_impossible_is_named_before_the_close() -> None:
+    podium = _dicts(_podium("open-tamper"))[:-1]
+    recs = copy.deepcopy(podium)
+    recs[1], recs[2] = recs[2], recs[1]
+    _named(recs, 1, "turn")  # the second winner before the first
+    recs = copy.deepcopy(podium)
+    recs[2]["data"]["randomiser"] = recs[1]["data"]["randomiser"]
+    _named(recs, 2, "not one still to choose")
+    recs = copy.deepcopy(podium)
+    recs[2]["data"]["podium"] = recs[1]["data"]["podium"]
+    _named(recs, 2, "no such value left")  # two randomisers cannot hide one podium
+    recs = copy.deepcopy(podium)
+    recs[1]["data"]["prize"]["amount"] += 1
+    _named(recs, 1, "prize")  # not the configured prize of that podium
+    recs = copy.deepcopy(podium)
+    recs[0]["data"]["config"]["winners"][0] = "6009999"
+    _named(recs, 1, "turn")  # the steps no longer fit (raps verify also compares the
+    # contestants with the draw's verified winners)
+
+    boxes = _dicts(_bonus("open-bonus-tamper"))[:-1]
+    first_box = 3  # after the two decisions
+    recs = copy.deepcopy(boxes)
+    recs[first_box]["data"]["card"] = "6000002"
+    _named(recs, first_box, "turn")  # contestant 1 opens first (rule 105)
+    recs = copy.deepcopy(boxes)
+    recs[first_box]["data"]["symbol"] = "diamond"
+    _named(recs, first_box, "no such value left")  # not a symbol the boxes hold
+    recs = copy.deepcopy(boxes)
+    recs[first_box]["data"]["box"] = 13
+    _named(recs, first_box, "still closed")  # 12 boxes
+
+    paddles = _dicts(_paddles("open-paddles-tamper"))[:-1]
+    recs = copy.deepcopy(paddles)
+    recs[1]["data"]["chances"] = 5
+    _named(recs, 1, "no such value left")  # no paddle holds 5 chances
+    recs = copy.deepcopy(paddles)
+    reveal = next(i for i, r in enumerate(recs) if r["type"] == "paddles.reveal")
+    recs[reveal]["data"]["reveal"] = 26
+    _named(recs, reveal, "still closed")  # 25 reveals
+
+    car = _dicts(_car())[:-1]
+    recs = copy.deepcopy(car)
+    recs[1]["data"]["spot"] = 7
+    _named(recs, 1, "finalists")
+
+    safe = _dicts(_safe("open-safe-tamper", SafeOdds(digits=1, tries=3)))[:-1]
+    recs = copy.deepcopy(safe)
+    guess = next(i for i, r in enumerate(recs) if r["type"] == "safe.guess")
+    recs[guess]["data"]["code"] = "77"
+    _named(recs, guess, "digits")
+    recs = copy.deepcopy(safe)
+    del recs[1]  # a guess with no forfeit before it
+    _named(recs, 1, "forfeited")

@@ -2,7 +2,12 @@
 that seed from its draw's), the stage ledger replayed (so the safe's value), the car
 spots replayed, and the cross-checks that tie them to the draws.
 
-Cross-checks, each named when it fails:
+A game not closed yet (its seed unrevealed) is replayed without the seed
+(`verify_open_game`: its opened config, the turn order, every choice in range and never
+twice, each reveal one the configured contents could hide); its reveals are checked
+against the seed once it closes.
+
+Cross-checks (of open and closed games), each named when it fails:
 - a game's contestants are its draw's verified winners in position order (the bonus's,
   the podium's two bonus winners; the safe's, the podium's winners with their podium
   prizes; the car final's, the car draw's spot holders);
@@ -29,7 +34,7 @@ from selector.records import Record
 from selector.stagegames.cars import SPOTS_PREFIX, CarQualifiers
 from selector.stagegames.game import CLOSED, PrizeKind, StageError
 from selector.stagegames.ledger import STREAM as LEDGER_STREAM
-from selector.stagegames.verify import verify_game, verify_ledger
+from selector.stagegames.verify import verify_game, verify_ledger, verify_open_game
 from selector.tickets.announcing import money
 
 Row = Mapping[str, Any]
@@ -51,7 +56,7 @@ class StageReport:
     games: dict[str, list[str]] = field(default_factory=dict)  # closed games' problems
     steps: dict[str, int] = field(default_factory=dict)
     derived: dict[str, bool] = field(default_factory=dict)  # seed checked against the draw's
-    open_games: list[str] = field(default_factory=list)
+    open_games: dict[str, list[str]] = field(default_factory=dict)  # not closed: problems
     ledger: list[str] | None = None  # None: no ledger in what was verified
     ledger_text: str = ""
     spots: dict[str, list[str]] = field(default_factory=dict)
@@ -62,6 +67,7 @@ class StageReport:
     @property
     def ok(self) -> bool:
         broken = any(self.games.values()) or bool(self.ledger) or any(self.spots.values())
+        broken = broken or any(self.open_games.values())
         return not broken and not self.cross
 
     def lines(self) -> list[str]:
@@ -78,10 +84,15 @@ class StageReport:
                 else f"its seed checked against draw:{draw_id}'s once that draw closes"
             )
             out.append(f"stage game {stream}: OK ({self.steps[stream]} step(s) recomputed; {how})")
-        out += [
-            f"stage game {s}: not closed yet; seed unrevealed, steps checked only"
-            for s in self.open_games
-        ]
+        for stream, problems in self.open_games.items():
+            if problems:
+                out.append(f"stage game {stream}: FAILED, not closed yet ({len(problems)} "
+                           "mismatch(es))")  # fmt: skip
+                out += [f"  {p}" for p in problems]
+            else:
+                out.append(f"stage game {stream}: not closed yet; {self.steps[stream]} step(s) "
+                           "replayed against its opened config and turn order (its reveals "
+                           "are checked against its seed once it closes)")  # fmt: skip
         for stream, problems in self.spots.items():
             if problems:
                 out.append(f"car spots {stream}: FAILED ({len(problems)} problem(s))")
@@ -107,6 +118,7 @@ def check_stage(by_session: Mapping[str, list[dict[str, Any]]]) -> StageReport |
         return None
     rep = StageReport()
     closed_games: dict[str, list[Record]] = {}
+    open_games: dict[str, list[Record]] = {}
     for stream, rows in streams.items():
         if not stream.startswith(PREFIX):
             continue
@@ -114,7 +126,9 @@ def check_stage(by_session: Mapping[str, list[dict[str, Any]]]) -> StageReport |
         if recs is None:
             continue
         if not recs or recs[-1].type != CLOSED:
-            rep.open_games.append(stream)
+            rep.steps[stream] = max(len(recs) - 1, 0)
+            rep.open_games[stream] = _guard(lambda r=recs: [str(m) for m in verify_open_game(r)])
+            open_games[stream] = recs
             continue
         draw_id = parse_stream(stream)[1]
         draw_seed = _draw_seed(by_session.get(f"draw:{draw_id}", []))
@@ -139,7 +153,7 @@ def check_stage(by_session: Mapping[str, list[dict[str, Any]]]) -> StageReport |
             spots += _check_spots(rep, stream, rows)
     if not rep.ok:
         return rep  # cross-checks read what verified; a broken stream is named already
-    _cross(rep, by_session, closed_games, ledger_rows, ledger_entries, spots)
+    _cross(rep, by_session, {**closed_games, **open_games}, ledger_rows, ledger_entries, spots)
     return rep
 
 
@@ -271,8 +285,8 @@ def _cross(
         holders = rep.finalists.get(draw_id)
         if mechanic == "car" and holders is not None and config["finalists"] != holders:
             bad.append(f"{stream}: its finalists are not the car draw's spot holders {holders}")
-        for a in recs[-1].data.get("awards", []):
-            expected.append((_prize(a), stream))
+        if recs[-1].type == CLOSED:  # a game not closed yet has paid nothing
+            expected += [(_prize(a), stream) for a in recs[-1].data.get("awards", [])]
     for r in ledger_rows or []:
         if r.get("type") == "stage.vault_shared":
             for a in r["data"]["shares"]:
@@ -285,6 +299,8 @@ def _cross(
         if r.get("type") == "stage.safe_draw":
             d = r["data"]
             safe = games.get(f"{PREFIX}safe:{d['draw_id']}")
+            if safe is not None and safe[-1].type != CLOSED:
+                safe = None
             if d["kind"] == "podium+safe" and safe is None:
                 bad.append(f"safe growth at {d['draw_id']}: no closed safe game there")
             elif safe is not None:

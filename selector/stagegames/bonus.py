@@ -36,6 +36,7 @@ from selector.stagegames.game import (
     StageGame,
     amount,
     cards_in_order,
+    reveal_slot,
 )
 
 DECIDED = "bonus.decided"
@@ -121,10 +122,7 @@ class BonusGame(StageGame):
         }
 
     def derive(self, seed: bytes) -> None:
-        r = self.rules
-        items = [r.symbols[0]] * r.needed + [r.symbols[1]] * r.needed
-        items += [BLANK] * (r.boxes - 2 * r.needed)
-        self._boxes = shuffle(seed, self.game_id, "boxes", items)
+        self._boxes = shuffle(seed, self.game_id, "boxes", self._items())
 
     def contents(self) -> dict[str, Any]:
         return {"boxes": list(self._boxes)}
@@ -207,6 +205,21 @@ class BonusGame(StageGame):
             Award(self.draw_id, self.positions[i], c, amounts[i], kind, f"bonus:{self.game_id}")
             for i, c in enumerate(self.contestants)
         ]
+
+    def _items(self) -> list[str]:
+        r = self.rules
+        items = [r.symbols[0]] * r.needed + [r.symbols[1]] * r.needed
+        return items + [BLANK] * (r.boxes - 2 * r.needed)
+
+    def unrevealed(self) -> None:
+        self._boxes = [""] * self.rules.boxes
+
+    def adopt(self, rec: Record) -> None:
+        if rec.type == BOX:
+            d = rec.data
+            i = reveal_slot(self._boxes, self._items(), "", d["box"], d["symbol"], "box")
+            if i is not None:
+                self._boxes[i] = d["symbol"]
 
     def replay(self, rec: Record, cmd: Command) -> None:
         if rec.type == DECIDED:

@@ -262,6 +262,18 @@ class CarFinal(StageGame):
         detail = (("buy_back", self.buy_back), ("vehicle", self.vehicle))
         return [Award(self.draw_id, spot, self.winner, self.car_value, PrizeKind.CAR, ref, detail)]
 
+    def unrevealed(self) -> None:
+        self._index = -1
+
+    def adopt(self, rec: Record) -> None:
+        if rec.type == WON and self._index == -1:
+            spot = rec.data["spot"]
+            if isinstance(spot, bool) or not isinstance(spot, int):
+                raise StageError(f"the car's winner is at spot {spot!r}: not a spot")
+            if not 1 <= spot <= len(self.finalists):
+                raise StageError(f"spot {spot} is not one of the {len(self.finalists)} finalists")
+            self._index = spot - 1
+
     def replay(self, rec: Record, cmd: Command) -> None:
         if rec.type == WON:
             self.reveal(cmd)

@@ -13,7 +13,7 @@ comes into `open` (made by `derive.new_seed`, from `secrets`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -157,6 +157,17 @@ class StageGame:
         """Carry out the command a recorded step stands for (the verifier re-runs games)."""
         raise NotImplementedError
 
+    def unrevealed(self) -> None:
+        """Hidden contents not known yet (the seed is not revealed): every slot unknown."""
+        raise NotImplementedError
+
+    def adopt(self, rec: Record) -> None:
+        """Take what a recorded step revealed as the hidden content behind it, so that
+        re-issuing the step gives that reveal; refused (`StageError`) when the configured
+        contents could not hide it. A slot out of range or already known is left for the
+        step's own rules to refuse."""
+        raise NotImplementedError
+
     # -- the shared life --------------------------------------------------------------
 
     def open(self, cmd: Command, seed: bytes, seed_from: str | None = None) -> Record:
@@ -188,6 +199,19 @@ class StageGame:
             return self._emit(OPENED, cmd, data)
 
         return self._once(cmd, ("open", self.commitment_of(seed)), run)
+
+    def open_unrevealed(self, opened: Record) -> None:
+        """As `opened` opened it, its hidden contents unknown until the steps reveal them
+        (`adopt`): for checking a game whose seed is not revealed yet. It cannot close."""
+        if self.state is not GameState.SCHEDULED or opened.type != OPENED:
+            raise StageError(f"game {self.game_id} cannot be opened from {opened.type}")
+        self.unrevealed()
+        self.commitment = str(opened.data.get("commitment"))
+        self.state = GameState.OPEN
+        self.records.append(opened)
+        command_id = opened.data.get("command_id")
+        if isinstance(command_id, str):
+            self._done[command_id] = (("open", self.commitment), opened)
 
     @staticmethod
     def commitment_of(seed: bytes) -> str:
@@ -243,6 +267,24 @@ class StageGame:
         result = run()
         self._done[cmd.command_id] = (fingerprint, result)
         return result
+
+
+def reveal_slot(
+    table: Sequence[T], pool: Sequence[T], unknown: T, slot: object, value: object, what: str
+) -> int | None:
+    """Where a revealed `value` goes in a hidden `table` (a shuffle of `pool`, `unknown`
+    in the slots not revealed yet): the index of `slot` (1-based), or None for a slot out
+    of range or already known (the step's rules refuse it). Refused when the pool has no
+    such value left: the configured contents could not have hidden it there."""
+    if isinstance(slot, bool) or not isinstance(slot, int) or not 1 <= slot <= len(table):
+        return None
+    if table[slot - 1] != unknown:
+        return None
+    left = sum(1 for v in pool if v == value) - sum(1 for v in table if v == value)
+    if isinstance(value, bool) or value == unknown or left <= 0:
+        raise StageError(f"{what} {slot} reveals {value!r}: the configured contents have no "
+                         "such value left to hide there")  # fmt: skip
+    return slot - 1
 
 
 def replay_command(rec: Record, n: int) -> Command:

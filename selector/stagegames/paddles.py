@@ -32,6 +32,7 @@ from selector.stagegames.game import (
     StageGame,
     amount,
     cards_in_order,
+    reveal_slot,
 )
 
 PADDLE = "paddles.paddle"
@@ -191,6 +192,22 @@ class PaddleGame(StageGame):
             for i, t in enumerate(self.turns)
             if t.done and t.prize is not None
         ]
+
+    def unrevealed(self) -> None:
+        self._paddles = [0] * len(self.paddles)
+        self._reveals = [-1] * len(self.reveals)
+
+    def adopt(self, rec: Record) -> None:
+        d = rec.data
+        if rec.type == PADDLE:
+            i = reveal_slot(self._paddles, self.paddles, 0, d["paddle"], d["chances"], "paddle")
+            if i is not None:
+                self._paddles[i] = d["chances"]
+        elif rec.type == REVEAL:
+            i = reveal_slot(self._reveals, self.reveals, -1, d["reveal"], d["amount"],
+                            "prize reveal")  # fmt: skip
+            if i is not None:
+                self._reveals[i] = d["amount"]
 
     def replay(self, rec: Record, cmd: Command) -> None:
         d = rec.data

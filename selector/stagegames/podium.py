@@ -29,6 +29,7 @@ from selector.stagegames.game import (
     StageGame,
     amount,
     cards_in_order,
+    reveal_slot,
 )
 
 CHOSEN = "podium.chosen"
@@ -152,6 +153,17 @@ class PodiumGame(StageGame):
                     Award(self.draw_id, position, card, prize.amount, PrizeKind(prize.kind), ref)
                 )
         return out
+
+    def unrevealed(self) -> None:
+        self._table = [0] * len(self.podiums)
+
+    def adopt(self, rec: Record) -> None:
+        if rec.type == CHOSEN:
+            r, podium = rec.data["randomiser"], rec.data["podium"]
+            pool = range(1, len(self.podiums) + 1)
+            i = reveal_slot(self._table, pool, 0, r, podium, "randomiser")
+            if i is not None:
+                self._table[i] = podium
 
     def replay(self, rec: Record, cmd: Command) -> None:
         if rec.type != CHOSEN:

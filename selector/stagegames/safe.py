@@ -48,6 +48,7 @@ GUESS = "safe.guess"
 SPIN = "safe.spin"
 CODE = "code"
 CHANCE = "chance"
+UNKNOWN = -1  # a hidden code or chance draw not revealed yet (checking an open game)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +275,30 @@ class SafeGame(StageGame):
                 Award(self.draw_id, p, self.winners[p - 1], self.safe_value, PrizeKind.SAFE, ref)
             )
         return out
+
+    def unrevealed(self) -> None:
+        self._hidden = [UNKNOWN] * len(self.winners)  # matches no guess, cracks no spin
+
+    def adopt(self, rec: Record) -> None:
+        d = rec.data
+        o = self.odds
+        if rec.type == GUESS and d["correct"] is True and o.mode == CODE:
+            code = d["code"]
+            if not (isinstance(code, str) and len(code) == o.digits and code.isdigit()):
+                return  # the guess's own rule refuses it
+            value, n = int(code), 10**o.digits
+        elif rec.type == SPIN and o.mode == CHANCE:
+            value, n = d["value"], o.denominator
+        else:
+            return  # a wrong guess says only that the code is another
+        p = d["position"]
+        if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= len(self.winners):
+            return
+        if self._hidden[p - 1] != UNKNOWN:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+            raise StageError(f"safe position {p} reveals {value!r}: not a draw below {n}")
+        self._hidden[p - 1] = value
 
     def replay(self, rec: Record, cmd: Command) -> None:
         d = rec.data

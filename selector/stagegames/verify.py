@@ -8,24 +8,27 @@ reveals, then re-issues each recorded choice and compares what the rules and the
 give (the podium behind a randomiser, a box's symbol, a paddle's chances, a reveal's
 prize, a guess against the code, the car's winner) with what was recorded. A changed
 reveal, a choice out of turn, a prize the rules do not give: each is named by record
-position. `verify_ledger` replays the prize ledger and `verify_show` checks that every
-closed game's awards are in it.
+position. `verify_open_game` checks a game not closed yet as far as it can without the
+seed (the config, the turns, every choice; see its docstring).
+`verify_ledger` replays the prize ledger and `verify_show` checks that every closed
+game's awards are in it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import date
 from typing import Any
 
 from selector.records import Record
 from selector.session import CommandConflict
-from selector.stagegames.derive import game_seed
+from selector.stagegames.derive import STAGE_V1, game_seed
 from selector.stagegames.game import CLOSED, OPENED, Award, StageError, StageGame, replay_command
 from selector.stagegames.ledger import ProgressiveRules, StageLedger
 from selector.stagegames.restore import GAMES, as_records, reopen
 from selector.verify import Mismatch
 
-__all__ = ["GAMES", "verify_game", "verify_ledger", "verify_show"]
+__all__ = ["GAMES", "verify_game", "verify_ledger", "verify_open_game", "verify_show"]
 _records = as_records
 
 
@@ -115,6 +118,57 @@ def verify_game(
     awards = [a.to_dict() for a in game.awards()]
     if awards != closed.data.get("awards"):
         bad.append(Mismatch(n, None, f"the awards are not the rules': {awards}"))
+    return bad
+
+
+def verify_open_game(records: Iterable[Record | Mapping[str, Any]]) -> list[Mismatch]:
+    """Every mismatch in a game not closed yet, whose seed is not revealed.
+
+    Without the seed no reveal can be recomputed, but everything else can: the game is
+    rebuilt from its `stage.opened` config (which must be what that config opens), and
+    each recorded step is re-issued with what it revealed taken as the hidden content
+    behind it (refused when the configured contents could not hide it: a podium twice,
+    a fourth star, a prize not among the reveals). So the turn order, the contestant
+    acting, each choice in range and never twice, and what follows from a reveal
+    (counts, chances used, the prize kept, who may still try) are checked now; whether
+    each reveal is the one the seed fixed is checked once the game closes."""
+    recs = _records(records)
+    if not recs or recs[0].type != OPENED:
+        return [Mismatch(0, None, "the stream does not begin with stage.opened")]
+    opened = recs[0].data
+    cls = GAMES.get(opened.get("kind", ""))
+    if cls is None or opened.get("derivation") != STAGE_V1:
+        return [Mismatch(0, None, f"unknown game kind or derivation: {opened}")]
+    commitment = opened.get("commitment")
+    if not isinstance(commitment, str) or len(commitment) != 64:
+        return [Mismatch(0, None, "the opening commits to no seed (no SHA-256 commitment)")]
+    try:
+        day = date.fromisoformat(opened["day"])
+        game: StageGame = cls.from_config(recs[0].session_id, opened["draw_id"], day,
+                                          opened["config"])  # fmt: skip
+    except (StageError, KeyError, TypeError, ValueError) as e:
+        return [Mismatch(0, None, f"the game cannot be rebuilt from its open: {e}")]
+    if game.config() != opened["config"]:
+        return [Mismatch(0, None, "the opening does not follow from its config")]
+    game.open_unrevealed(recs[0])
+    bad: list[Mismatch] = []
+    for i, rec in enumerate(recs[1:], 1):
+        if rec.session_id != game.game_id:
+            bad.append(Mismatch(i, None, f"record of another stream {rec.session_id!r}"))
+            continue
+        before = len(game.records)
+        try:
+            game.adopt(rec)
+            game.replay(rec, replay_command(rec, i))
+        except (StageError, CommandConflict) as e:
+            bad.append(Mismatch(i, None, f"{rec.type}: the rules refuse it: {e}"))
+            continue
+        except (KeyError, TypeError, ValueError) as e:
+            bad.append(Mismatch(i, None, f"{rec.type}: malformed record ({e!r})"))
+            continue
+        made = game.records[before:]
+        if len(made) != 1 or made[0].type != rec.type or made[0].data != rec.data:
+            bad.append(Mismatch(i, None, f"{rec.type}: {_diff(made[-1].data, rec.data)}"))
     return bad
 
 
