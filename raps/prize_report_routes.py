@@ -4,6 +4,7 @@
 | --- | --- | --- |
 | GET /api/prizes/report | marketing, admin, auditor | every prize, totals, the safe, uncollected |
 | GET /api/prizes/report.csv | marketing, admin, auditor | the prizes as CSV |
+| GET /api/prizes/report-totals.csv | marketing, admin, auditor | the totals as CSV |
 | GET /prizes/report | marketing, admin, auditor | the printable summary (A4) |
 
 No `from __future__ import annotations` here: FastAPI reads the routes' annotations.
@@ -15,7 +16,7 @@ from fastapi import Depends, FastAPI, Response
 from fastapi.responses import HTMLResponse
 
 from raps.auth import REPORT_READERS
-from raps.games.reports import report, report_csv, report_html
+from raps.games.reports import report, report_csv, report_html, report_totals_csv
 from raps.web_context import WebContext
 from selector.records import Actor
 
@@ -31,8 +32,8 @@ def register_prize_report_routes(app: FastAPI, web: WebContext) -> None:
     @app.get("/api/prizes/report", tags=["reports"])
     async def prize_report(_a: Reader) -> dict[str, Any]:
         """Every prize of the promotion once (draw, day, position, winner, amount, kind,
-        add-on, letter, collection state), totals per draw, day and kind, the digit
-        safe's history and the prizes not collected yet."""
+        add-on, letter, collection state, detail), totals per kind and, by kind, per draw
+        and per day, the digit safe's history and the prizes not collected yet."""
         return build()
 
     @app.get("/api/prizes/report.csv", tags=["reports"], response_class=Response)
@@ -42,6 +43,16 @@ def register_prize_report_routes(app: FastAPI, web: WebContext) -> None:
             report_csv(build()["prizes"]),
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="prizes.csv"'},
+        )
+
+    @app.get("/api/prizes/report-totals.csv", tags=["reports"], response_class=Response)
+    async def prize_report_totals_csv(_a: Reader) -> Response:
+        """The totals as CSV, downloaded as prize-totals.csv: per kind, and per draw and
+        per day by kind."""
+        return Response(
+            report_totals_csv(build()),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="prize-totals.csv"'},
         )
 
     @app.get("/prizes/report", tags=["reports"], response_class=HTMLResponse)

@@ -94,6 +94,10 @@ async def _the_prize_report(s: Show, letter_no: str) -> None:
     kinds = rep["by_kind"]
     assert kinds["vault_share"] == 12_000_000 and kinds["cash"] > 0
     assert set(rep["by_day"]) == {SAT} and set(rep["by_draw"]) == {D15, D19, D21, D2130}
+    # totals per draw and per day stay per kind: a share is never added to cash
+    assert rep["by_draw"][D2130] == {"vault_share": 12_000_000}
+    assert set(rep["by_draw"][D19]) == {"cash", "car_spot"}
+    assert rep["by_day"][SAT] == {k: v for k, v in kinds.items()}
     assert [h["value"] for h in rep["safe"]["history"]] == [10_000_000, 12_000_000, 0]
     assert len(rep["uncollected"]) == len(rep["prizes"])  # nothing collected yet
     # the 19:00 first winner's car spot rides on their paddles letter
@@ -112,8 +116,14 @@ async def _the_prize_report(s: Show, letter_no: str) -> None:
     csv = await s.client.get("/api/prizes/report.csv", headers=auth("marketing"))
     assert csv.status_code == 200 and csv.text.startswith("draw_id,draw_name,day,position")
     assert "120000.00" not in csv.text and "vault_share" in csv.text
+    totals = await s.client.get("/api/prizes/report-totals.csv", headers=auth("auditor"))
+    assert totals.status_code == 200
+    assert totals.text.startswith("by,draw_id,draw_name,day,kind,amount\r\n")
+    assert f"draw,{D2130},{D2130},{SAT},vault_share,120000.00\r\n" in totals.text
+    assert f"day,,,{SAT},vault_share,120000.00\r\n" in totals.text
     page = await s.client.get("/prizes/report", headers=auth("auditor"))
     assert page.status_code == 200 and "The digit safe's history" in page.text
+    assert page.text.count("<th>kind</th>") == 3  # by kind; per day and per draw by kind
     assert (await s.client.get("/api/prizes/report", headers=auth("stage_host"))).status_code == 403
 
 
@@ -251,7 +261,17 @@ async def test_rules_69_70_74_87_a_car_day_fills_the_finalists_and_gives_the_car
         rep = (await s.client.get("/api/prizes/report", headers=auth("auditor"))).json()
         spots = [p for p in rep["prizes"] if p["draw_id"] == C15 and p["kind"] == "car_spot"]
         assert spots and all(p["state"] == "no_letter" for p in spots)  # nothing to collect
+        # no letter, yet a name: the floor's profile, shortened as on every screen
+        assert all(p["winner"].startswith("Player") and p["winner"].endswith(" T.")
+                   for p in spots), spots  # fmt: skip
         assert rep["by_kind"]["car"] == 38_000_000
+        (car_row,) = [p for p in rep["prizes"] if p["kind"] == "car"]
+        assert car_row["detail"] == {"vehicle": "Sedan", "buy_back": 31_000_000}
+        assert rep["by_draw"][C21]["car"] == 38_000_000  # the car's value, kept apart
+        csv = (await s.client.get("/api/prizes/report.csv", headers=auth("auditor"))).text
+        assert ",380000.00,car," in csv and "buy_back=310000.00; vehicle=Sedan" in csv
+        page = (await s.client.get("/prizes/report", headers=auth("auditor"))).text
+        assert "R380,000.00 car (buy_back=R310,000.00; vehicle=Sedan)" in page
         lines = await s.verify()
         assert any(line.startswith(f"car spots car-spots:{CAR}: OK") for line in lines), lines
 

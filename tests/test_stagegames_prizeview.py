@@ -8,7 +8,7 @@ from datetime import timedelta
 from selector.session import Command
 from selector.stagegames.game import Award, PrizeKind
 from selector.stagegames.ledger import StageLedger
-from selector.stagegames.prizeview import prize_rows, totals
+from selector.stagegames.prizeview import kind_totals, prize_rows, totals
 from selector.tickets.prizes import PrizeLedger
 from tests.test_stagegames_kit import HOST, SAT, cmd
 
@@ -45,3 +45,26 @@ def test_every_prize_is_one_row_with_its_letter_and_state() -> None:
     later = prize_rows(letters.letters(), stage.entries, at + timedelta(days=16),
                        lambda s, p: 1, lambda d: SAT)  # fmt: skip
     assert later[0].state == "overdue" and later[3].state == "no_letter"
+
+
+def test_the_car_keeps_its_vehicle_and_buy_back_and_totals_stay_per_kind() -> None:
+    stage = StageLedger()
+    stage.start(cmd())
+    detail = (("buy_back", 31_000_000), ("vehicle", "Sedan"))
+    car = Award("car-2100", 2, "6003", 38_000_000, PrizeKind.CAR, "car:x:Sedan", detail)
+    cash = Award("car-2100", 1, "6004", 500_000, PrizeKind.CASH, "car-spots:c#1")
+    for a in (car, cash):
+        stage.post(cmd(), a, SAT)
+    letters = PrizeLedger()
+    at = cmd().at
+    letters.issue(
+        Command("letter-car", HOST, at), draw_id="car-2100", draw_name="Car 21:00",
+        session_id="stage:car:car-2100", pick=2, winner_card="6003", winner_name="Ann B",
+        prizes=[(38_000_000, "car")], add_ons=[], awarded_at=at, digest_hex="cd" * 32,
+    )  # fmt: skip
+    rows = prize_rows(letters.letters(), stage.entries, at, lambda s, p: p, lambda d: SAT)
+    assert [(r.kind, r.detail) for r in rows] == [("car", detail), ("cash", ())]
+    assert rows[0].to_dict()["detail"] == {"buy_back": 31_000_000, "vehicle": "Sedan"}
+    assert kind_totals(rows, lambda r: r.draw_id) == {
+        "car-2100": {"car": 38_000_000, "cash": 500_000}
+    }

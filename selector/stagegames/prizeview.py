@@ -8,7 +8,11 @@ stage game gave, the safe's progressive, and what has no letter (a car qualifyin
 amount 0, is a win of the day but nothing to collect). The view lists each prize line
 once: every letter's lines (add-ons marked with their id), then each stage entry no
 letter pays. Columns: draw, day, position, winner, amount, kind, add-on, letter number,
-collection state.
+collection state, and the ledger entry's detail (the car's vehicle and buy-back).
+
+Totals are kept per kind (`kind_totals`): cash, +Play, a car's nominal value and the
+safe's payouts are different things, and one rand figure adding them up would mean
+nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class PrizeRow:
     letter_no: str | None
     state: str  # awaiting, overdue, collected, forfeited, or no_letter
     ref: str  # the game (or device) that decided it, when known
+    # what else the ledger entry says, as (name, value) pairs: the car's vehicle and the
+    # buy-back agreed with the dealership (rule 87)
+    detail: tuple[tuple[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +56,7 @@ class PrizeRow:
             "letter_no": self.letter_no,
             "state": self.state,
             "ref": self.ref,
+            "detail": dict(self.detail),
         }
 
 
@@ -72,21 +80,22 @@ def prize_rows(
     (None if unknown); `day_of(draw_id)` the draw's promotional day."""
     left = list(entries)
     out: list[PrizeRow] = []
+    no_detail: tuple[tuple[str, Any], ...] = ()
     for letter in letters:
         state = letter_state(letter, now)
         position = position_of(letter.session_id, letter.pick)
         day = day_of(letter.draw_id)
         for line in letter.prizes:
-            ref = ""
+            ref, detail = "", no_detail
             for i, e in enumerate(left):
                 a = e.award
                 same = (a.draw_id, a.card, a.kind.value, a.amount)
                 if same == (letter.draw_id, letter.winner_card, line.kind, line.amount):
-                    ref, day = a.ref, e.day
+                    ref, day, detail = a.ref, e.day, a.detail
                     del left[i]
                     break
             out.append(PrizeRow(letter.draw_id, day, position, letter.winner_card, line.amount,
-                                line.kind, None, letter.letter_no, state, ref))  # fmt: skip
+                                line.kind, None, letter.letter_no, state, ref, detail))  # fmt: skip
         for add_on in letter.add_ons:
             for line in add_on.prizes:
                 out.append(PrizeRow(letter.draw_id, day, position, letter.winner_card,
@@ -95,7 +104,7 @@ def prize_rows(
     for e in left:
         a = e.award
         out.append(PrizeRow(a.draw_id, e.day, a.position, a.card, a.amount, a.kind.value, None,
-                            None, NO_LETTER, a.ref))  # fmt: skip
+                            None, NO_LETTER, a.ref, a.detail))  # fmt: skip
     return out
 
 
@@ -105,4 +114,16 @@ def totals(rows: Iterable[PrizeRow], key: Callable[[PrizeRow], str]) -> dict[str
     for r in rows:
         k = key(r)
         out[k] = out.get(k, 0) + r.amount
+    return out
+
+
+def kind_totals(
+    rows: Iterable[PrizeRow], key: Callable[[PrizeRow], str]
+) -> dict[str, dict[str, int]]:
+    """Amounts summed by `key` (draw, day ...) and, within it, by kind, in first-seen
+    order: a draw's cash and its car are two totals, never one."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        by_kind = out.setdefault(key(r), {})
+        by_kind[r.kind] = by_kind.get(r.kind, 0) + r.amount
     return out
