@@ -65,7 +65,8 @@ def _names(stage: StageDesk, cards: Sequence[str]) -> dict[str, str]:
     out = {x.winner_card: x.winner_name for x in stage.prizes.letters()}
     floor = stage.tickets.floor
     for card in cards:
-        prof = floor.profile(card) if floor is not None and card not in out else None
+        named = out.get(card, card) != card
+        prof = floor.profile(card) if floor is not None and not named else None
         if prof is not None:
             out[card] = prof.display_name
     # a name that is the card itself (no profile when the letter was issued) is not shown
