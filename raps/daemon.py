@@ -34,7 +34,7 @@ from raps.seal import SeedSealer, create_key_file, load_key
 from raps.service import Service
 from raps.signing import SigningKey, create_signing_key_file, load_signing_key
 from raps.sources.simulated import SimulatedFloor
-from raps.storage_health import FloorLogUnavailable
+from raps.storage_health import StorageUnavailable, retry_delay
 from raps.store.database import open_engine
 from raps.web import create_app
 
@@ -291,17 +291,23 @@ class Daemon:
 
     async def _every(self, seconds: float, step: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         """Run `step` every `seconds` until the daemon stops; never cut a step short (a
-        cancelled database write can leave SQLite locked for the final snapshot)."""
+        cancelled database write can leave SQLite locked for the final snapshot).
+
+        A storage outage is no task failure: the service logs it once per change
+        (raps.storage_health), and the task retries less often while it lasts."""
+        failures = 0  # storage failures in a row
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), seconds)
+                await asyncio.wait_for(self.stopping.wait(), retry_delay(seconds, failures))
             if self.stopping.is_set():
                 return
             try:
                 await step()
-            except FloorLogUnavailable:
-                pass  # the service logs the floor log's outage once per change, not per try
+                failures = 0
+            except StorageUnavailable:
+                failures += 1
             except Exception:
+                failures = 0
                 self.log.exception("periodic task failed", task=getattr(step, "__name__", "?"))
 
     async def _stop(

@@ -168,7 +168,8 @@ class Metrics:
         )
         self.storage_outages = Counter(
             "raps_storage_outages_total",
-            "Times a storage path went down (database: the probe; floor_log: its writes)",
+            "Times a storage path went down (database: the probe; floor_log, snapshot: their "
+            "writes; journal: commits by the claim timers, commands and desks)",
             ["path"],
             registry=r,
         )
@@ -285,7 +286,7 @@ class Metrics:
             self.stage_game_records.labels(kind)
         for state in ("awaiting", "overdue"):
             self.prizes_uncollected.labels(state)
-        for path in ("database", "floor_log"):
+        for path in ("database", "floor_log", "snapshot", "journal"):
             self.storage_outages.labels(path)
         for bin_id in ticket_bins:
             for cause in Cause:

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property, partial
+from functools import partial
 from typing import Any
 
 from sqlalchemy import text
@@ -38,7 +38,7 @@ from raps.seal import SeedSealer
 from raps.session_loader import SessionLoader, SessionRefused
 from raps.session_views import log_fields, session_summary
 from raps.signing import SigningKey
-from raps.storage_health import FloorLogUnavailable, StorageHealth
+from raps.storage_health import FloorLogUnavailable, StorageHealth, StorageUnavailable
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.headmark import HeadMark
@@ -66,8 +66,8 @@ class UnknownSession(KeyError):
     pass
 
 
-class JournalUnavailable(RuntimeError):
-    """The journal could not commit; the command had no effect."""
+class JournalUnavailable(StorageUnavailable):
+    """The journal could not commit; the command had no effect (the outage is logged)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +99,9 @@ class Service(ClaimCommands[CommandResult]):
         self.floorlog = FloorLog(engine)
         self._lock = asyncio.Lock()
         self._floorlog_lock = asyncio.Lock()
-        self.tickets = TicketDesk(
-            cfg.ticket_plan(), self.journal, self._lock, metrics, self._flush_floor_log
-        )
+        self._health = StorageHealth(metrics, self.log, clock)  # logged once per change
+        self.tickets = TicketDesk(cfg.ticket_plan(), self.journal, self._lock, metrics,
+                                  self._flush_floor_log, self._health.journal)  # fmt: skip
         self.floor = Floor(
             cfg.layout(),
             cfg.promotions(),
@@ -111,7 +111,8 @@ class Service(ClaimCommands[CommandResult]):
             prune_unknown_after_seconds=cfg.floor.prune_unknown_after_seconds,
         )
         self.tickets.attach(self.floor)
-        self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics, clock)
+        self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics,
+                               clock, self._health.journal)  # fmt: skip
         self.games = GameDesk(cfg.stage_plan(), self.stage, metrics)  # the games after draws
         self.sessions: dict[str, DrawSession] = {}
         self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
@@ -279,10 +280,6 @@ class Service(ClaimCommands[CommandResult]):
         """Events the service takes before its unwritten backlog reaches its bound."""
         return self.cfg.storage.max_unflushed_events - len(self._unflushed)
 
-    @cached_property
-    def _health(self) -> StorageHealth:
-        return StorageHealth(self.metrics, self.log, self.clock)
-
     async def _flush_floor_log(self) -> None:
         """Write the events ingested so far. Flushes run one at a time, in order (a later
         batch must never be durable before an earlier one), under their own lock: not the
@@ -308,7 +305,12 @@ class Service(ClaimCommands[CommandResult]):
         # the snapshot holds points whose ticket credits are not journaled yet, and a
         # restart replays only what follows it: journal those credits before saving it
         await self.tickets.sync()
-        await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap, seen)
+        try:
+            await self.floorlog.save_snapshot(self.clock().timestamp(), last, snap, seen)
+        except Exception as e:
+            self._health.snapshot.failed(e)  # logged once a change; the next one retries
+            raise StorageUnavailable("the floor snapshot could not be written") from e
+        self._health.snapshot.ok()
 
     async def probe_storage(self, timeout: float = 2.0) -> bool:
         """Ask the database directly: a quiet floor writes nothing that would notice."""
@@ -375,9 +377,12 @@ class Service(ClaimCommands[CommandResult]):
         self.floor.advance(now)
         if self.journal.refused is not None:
             return  # a refused journal takes no timer's record either (raps.store.headmark)
-        for s in self.sessions.values():
+        for sid, s in list(self.sessions.items()):
             if s.timer_due(now):
                 async with self._lock:
+                    if sid in self._needs_resync:  # a failed commit may have landed
+                        await self._resync(sid)
+                    s = self.sessions[sid]
                     await self._journaled(s, partial(s.expire, now), None)
         await self.stage.tick()
 
@@ -516,16 +521,12 @@ class Service(ClaimCommands[CommandResult]):
         except Exception as e:
             self.metrics.journal_failures.inc()
             self.storage_ok = False
-            # no exc_info: a driver's message may quote the statement it failed on
-            self.log.error(
-                "journal write failed; the command is undone",
-                session=s.session_id,
-                error=type(e).__name__,
-            )
+            self._health.journal.failed(e, session=s.session_id)  # logged once a change
             self.sessions[s.session_id] = s.rolled_back(keep)
             self._needs_resync.add(s.session_id)
             raise JournalUnavailable("the journal could not be written; nothing was done") from e
         self.storage_ok = True
+        self._health.journal.ok()
         self.metrics.journal_write.observe(time.perf_counter() - started)
         head = self.journal.head
         self.metrics.journal_head.set(head.seq if head else 0)
@@ -555,7 +556,7 @@ class Service(ClaimCommands[CommandResult]):
             self._refuse(session_id, str(e))
             raise
         except Exception as e:
-            self.log.error("storage still unavailable", session=session_id, error=type(e).__name__)
+            self._health.journal.failed(e, session=session_id)
             why = self.journal.refused and f"the journal is refused: {self.journal.refused}"
             raise JournalUnavailable(why or "the journal cannot be read; try again shortly") from e
         self._needs_resync.discard(session_id)

@@ -1,10 +1,15 @@
 """Storage outages, told once per change: down, still down once a minute, up again.
 
-A database outage used to write two tracebacks per floor-log flush (every 0.2-0.5 s):
-a wall of noise that hid what changed and when.  Each storage path (the database as
-probed, the floor log as written) keeps one `Outage`; the service reports every
+A database outage used to write two tracebacks per floor-log flush and per claim-timer
+tick (every 0.2-0.5 s): a wall of noise that hid what changed and when.  Each storage
+path (the database as probed, the floor log and the floor snapshots as written, the
+journal as committed by every desk) keeps one `Outage`; the service reports every
 failure and success to it, and it writes one line when the path goes down, one a
 minute while it stays down, and one when it is back, and counts the outages.
+
+A failure already told to its `Outage` is raised as a `StorageUnavailable`: the
+daemon's periodic tasks take it for what it is (no traceback) and retry with backoff
+(`retry_delay`) while it lasts.
 """
 
 from __future__ import annotations
@@ -18,10 +23,25 @@ from prometheus_client import Counter
 from raps.metrics import Metrics
 
 REMIND_SECONDS = 60.0
+# a periodic task that meets an outage waits twice as long after each failure, up to this
+# (never less than its own period): a tick every 0.2 s tries about every 5 s meanwhile
+RETRY_MAX_SECONDS = 5.0
 
 
-class FloorLogUnavailable(RuntimeError):
+class StorageUnavailable(RuntimeError):
+    """A storage write or read failed and its `Outage` has been told (logged once a
+    change): callers answer "try again", periodic tasks back off, nobody logs it again."""
+
+
+class FloorLogUnavailable(StorageUnavailable):
     """A floor-log write failed; its events are kept for the next try (already logged)."""
+
+
+def retry_delay(period: float, failures: int) -> float:
+    """How long a periodic task waits after `failures` storage failures in a row."""
+    if failures <= 0:
+        return period
+    return max(period, min(period * 2.0**failures, RETRY_MAX_SECONDS))
 
 
 class Outage:
@@ -81,14 +101,19 @@ class Outage:
 
 
 class StorageHealth:
-    """The service's storage paths: the database (probed) and the floor log (written)."""
+    """The service's storage paths: the database (probed), the floor log and its
+    snapshots (written) and the journal (committed by the service and its desks)."""
 
     def __init__(self, metrics: Metrics, log: Any, clock: Callable[[], datetime]) -> None:
         self.metrics = metrics
-        self.database = Outage("database", log, clock, metrics.storage_outages.labels("database"))
-        self.floor_log = Outage(
-            "floor log", log, clock, metrics.storage_outages.labels("floor_log")
-        )
+
+        def outage(what: str, path: str) -> Outage:
+            return Outage(what, log, clock, metrics.storage_outages.labels(path))
+
+        self.database = outage("database", "database")
+        self.floor_log = outage("floor log", "floor_log")
+        self.snapshot = outage("floor snapshot", "snapshot")
+        self.journal = outage("journal", "journal")
 
     def floor_log_written(self, backlog: int, error: BaseException | None = None) -> None:
         """After a floor-log write: its outcome, and the events still unwritten."""

@@ -277,6 +277,7 @@ async def test_a_failed_journal_write_logs_no_card_number(
             assert r.status_code == 503
             logged = capsys.readouterr().err
     lines = json_lines(logged)
-    failed = [x for x in lines if x["event"].startswith("journal write failed")]
+    failed = [x for x in lines if x["event"] == "journal down"]
     assert len(failed) == 1 and failed[0]["level"] == "error" and failed[0]["site"] == SITE
+    assert failed[0]["error"] and failed[0]["session"] == SESSION
     assert_no_full_card(logged)

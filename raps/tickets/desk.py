@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 from raps.chain import Entry, Head
 from raps.logs import get_logger
 from raps.metrics import Metrics
+from raps.storage_health import Outage, StorageUnavailable
 from raps.store.journal import JournalStore
 from selector.events import TicketsGranted, Tier
 from selector.floor import Floor, PointsSink
@@ -74,7 +75,7 @@ class TicketRefused(Exception):
         self.detail = refusal.detail
 
 
-class TicketsUnavailable(RuntimeError):
+class TicketsUnavailable(StorageUnavailable):
     """The journal could not commit the entry yet; retry with the same request id."""
 
 
@@ -98,8 +99,10 @@ class TicketDesk:
         lock: asyncio.Lock,
         metrics: Metrics,
         flush_floor_log: Callable[[], Awaitable[None]],
+        journal_health: Outage,
     ) -> None:
         self.plan = plan
+        self.journal_health = journal_health  # the journal's outage: logged once a change
         self.journal = journal
         self.metrics = metrics
         self.floor: Floor | None = None  # attach(): the floor feeds the ledger its points
@@ -287,17 +290,20 @@ class TicketDesk:
                 return  # another caller's commit carried these records
             self._take()
             batch = list(self._pending)
-            try:
-                if any(_cites_floor_events(r) for seq, r, _ in batch if seq > covered):
+            if any(_cites_floor_events(r) for seq, r, _ in batch if seq > covered):
+                try:  # the floor log's outage is logged by the service
                     await self._flush_floor_log()
+                except Exception as e:
+                    raise TicketsUnavailable("the floor log could not be written; retry") from e
+            try:
                 entries = await self.journal.append(
                     [self._journal_record(r, a) for _, r, a in batch]
                 )
             except Exception as e:
                 self.metrics.journal_failures.inc()
-                self.log.error("tickets journal write failed; kept for retry",
-                               records=len(batch), error=type(e).__name__)  # fmt: skip
+                self.journal_health.failed(e, records=len(batch))  # kept for the retry
                 raise TicketsUnavailable("the journal could not be written; retry") from e
+            self.journal_health.ok()
             del self._pending[: len(batch)]
             self._durable = batch[-1][0]
             self._recorded(batch, entries)

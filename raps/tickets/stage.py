@@ -33,6 +33,7 @@ from raps.config import Config
 from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.seal import SeedSealer
+from raps.storage_health import Outage, StorageUnavailable
 from raps.store.journal import JournalStore
 from raps.tickets.desk import TicketDesk
 from selector.fairness import SEED_BYTES, commitment
@@ -73,7 +74,7 @@ class StageRefused(Exception):
         self.status = status
 
 
-class StageUnavailable(RuntimeError):
+class StageUnavailable(StorageUnavailable):
     """The journal could not commit; nothing was done, and the same command id may be
     retried."""
 
@@ -123,8 +124,10 @@ class StageDesk:
         sealer: SeedSealer,
         metrics: Metrics,
         clock: Callable[[], datetime],
+        journal_health: Outage,
     ) -> None:
         self.tickets = tickets
+        self.journal_health = journal_health  # the journal's outage: logged once a change
         self.journal = journal
         self.sealer = sealer
         self.metrics = metrics
@@ -350,9 +353,12 @@ class StageDesk:
     async def tick(self) -> None:
         """Presentation windows that ran out become no-shows (the host then redraws)."""
         now = self.clock()
-        for draw_id, s in self.sessions.items():
+        for draw_id, s in list(self.sessions.items()):
             if any(p.deadline < now for p in s.pending()):
                 async with self._lock:
+                    if draw_id in self._needs_reload:  # a failed commit may have landed
+                        await self._reload(draw_id)
+                    s = self.sessions[draw_id]
                     await self._commit(draw_id, s, partial(s.expire, now), None)
 
     # ------------------------------------------------------------------ proxies
@@ -545,12 +551,12 @@ class StageDesk:
             await self.journal.append([r.to_dict() for r in [*new, *extra]], sealed)
         except Exception as e:
             self.metrics.journal_failures.inc()
-            self.log.error("stage journal write failed; the command is undone",
-                           draw=draw_id, error=type(e).__name__)  # fmt: skip
+            self.journal_health.failed(e, draw=draw_id)  # the command is undone
             self._needs_reload.add(draw_id)
             if extra:
                 await self._reload_prizes_safely()
             raise StageUnavailable("the journal could not be written; nothing was done") from e
+        self.journal_health.ok()
         head = self.journal.head
         self.metrics.journal_head.set(head.seq if head else 0)
         for rec in new:
@@ -586,8 +592,10 @@ class StageDesk:
             await self.journal.append([r.to_dict() for r in records])
         except Exception as e:
             self.metrics.journal_failures.inc()
+            self.journal_health.failed(e)
             await self._reload_safely(reload)
             raise StageUnavailable("the journal could not be written; nothing was done") from e
+        self.journal_health.ok()
         head = self.journal.head
         self.metrics.journal_head.set(head.seq if head else 0)
 
@@ -597,6 +605,7 @@ class StageDesk:
             self.sessions[draw_id] = await self._from_journal(draw_id)
             await self._reload_prizes()
         except Exception as e:
+            self.journal_health.failed(e, draw=draw_id)
             raise StageUnavailable("the journal cannot be read; try again shortly") from e
         self._needs_reload.discard(draw_id)
 
