@@ -175,7 +175,9 @@ class Service(ClaimCommands[CommandResult]):
             for event_id in seen:  # a publisher replaying old messages is still deduped
                 self._remember(event_id)
         replayed = 0
-        async for chunk in self.floorlog.events_after(self._event_seq):
+        # a logged event today's checks refuse is counted, logged and skipped, never fatal
+        refused = partial(self.reject, "floor-log", "refused_at_replay")
+        async for chunk in self.floorlog.events_after(self._event_seq, refused=refused):
             events = [ev for _, ev in chunk]
             for ev in events:
                 self._remember(ev.event_id)

@@ -2,12 +2,15 @@
 
 Adapters (SAS, Modbus, MQTT) validate at the edge and hand the core these frozen,
 slotted records; the core never sees a wire format.  Money is always an integer in
-minor currency units (cents), time is always a timezone-aware datetime.
+minor currency units (cents), time is always a timezone-aware datetime.  Every text
+field is clean text (`text_problem`), checked on construction like card ids: a lone
+surrogate in a display name once made every journal write of its pool fail.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -39,6 +42,32 @@ class MachineStatus(StrEnum):
     OUT_OF_SERVICE = "out_of_service"
 
 
+# control characters (NUL, newlines, escapes), lone surrogates (not encodable as UTF-8),
+# line and paragraph separators: none belongs in a name, an id or a reason
+_BAD_TEXT = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def text_problem(text: str) -> str | None:
+    """None when `text` is clean (encodable, printable), else what is wrong, quoted safely.
+
+    Plain printable ASCII, nearly every field, passes the first test (two C calls).
+    """
+    if text.isascii() and text.isprintable():
+        return None
+    for i, char in enumerate(text):
+        category = unicodedata.category(char)
+        if category in _BAD_TEXT:
+            return f"holds U+{ord(char):04X} ({category}) at index {i}"
+    return None
+
+
+def check_text(event_id: str, /, **fields: str | None) -> None:
+    """Refuse an event whose text fields are not clean text (see `text_problem`)."""
+    for name, value in fields.items():
+        if value is not None and (problem := text_problem(value)) is not None:
+            raise ValueError(f"event {event_id!r}: {name}: {problem}")
+
+
 def check_card(event_id: str, card: str) -> None:
     """A card id is printable and has no whitespace: pools are hashed newline-joined."""
     if not card or not card.isprintable() or any(c.isspace() for c in card):
@@ -67,6 +96,7 @@ class FloorEvent:
             raise ValueError(f"event {self.event_id!r}: timestamp must be timezone-aware")
         if not self.event_id:
             raise ValueError("event_id must not be empty")
+        check_text(self.event_id, event_id=self.event_id, source=self.source)
         object.__setattr__(self, "epoch", self.ts.timestamp())
 
 
@@ -80,6 +110,7 @@ class _CardAtMachine(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
+        check_text(self.event_id, machine=self.machine)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +148,7 @@ class GamePlayed(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
+        check_text(self.event_id, machine=self.machine)
         if self.wager < 0 or self.win < 0:
             raise ValueError(f"event {self.event_id!r}: wager and win must be >= 0")
         _check_span(self, self.span_start)
@@ -126,6 +158,10 @@ class GamePlayed(FloorEvent):
 class MachineStatusChanged(FloorEvent):
     machine: str
     status: MachineStatus
+
+    def __post_init__(self) -> None:
+        FloorEvent.__post_init__(self)
+        check_text(self.event_id, machine=self.machine)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +174,7 @@ class TableRatingOpened(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
+        check_text(self.event_id, table=self.table)
         if self.average_bet < 0:
             raise ValueError(f"event {self.event_id!r}: average_bet must be >= 0")
 
@@ -155,6 +192,7 @@ class _RatingFigures(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
+        check_text(self.event_id, table=self.table)
         if self.average_bet < 0 or not (math.isfinite(self.minutes) and self.minutes >= 0):
             raise ValueError(
                 f"event {self.event_id!r}: average_bet and minutes must be finite and >= 0"
@@ -204,6 +242,7 @@ class PlayerUpserted(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
+        check_text(self.event_id, display_name=self.display_name, block_reason=self.block_reason)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,6 +262,7 @@ class TicketsGranted(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
+        check_text(self.event_id, bin_id=self.bin_id, reason=self.reason)
         if not self.bin_id:
             raise ValueError(f"event {self.event_id!r}: bin_id must not be empty")
         if isinstance(self.tickets, bool) or self.tickets < 1:

@@ -7,6 +7,7 @@ event has to fail at construction, not somewhere deep in the floor.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
@@ -205,3 +206,35 @@ def test_sast_zone_is_plus_two_hours() -> None:
     """Sanity of the test zone: Johannesburg is UTC+2 with no DST."""
     assert NOON.utcoffset() == timedelta(hours=2)
     assert datetime(2026, 1, 1, tzinfo=SAST).utcoffset() == timedelta(hours=2)
+
+
+def _text_fields(cls: type[FloorEvent], fields: dict[str, Any]) -> list[str]:
+    """The event's text fields a test may spoil: every str but the card (check_card's)."""
+    built = cls(**head(), **fields)
+    names = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in ("card", "ts")]
+    return [n for n in names if type(getattr(built, n)) is str or n == "block_reason"]
+
+
+TEXT_CASES = [
+    (cls, fields, name) for cls, fields in ALL_EVENTS for name in _text_fields(cls, fields)
+]
+UNCLEAN = ["Thandi \ud800", "dir-\udfff", "a\x00b", "a\nb", "bad\x7f", "x\x1b[31m", "a\u2028b"]
+
+
+@pytest.mark.parametrize(("cls", "fields", "name"), TEXT_CASES,
+                         ids=[f"{c.__name__}.{n}" for c, _, n in TEXT_CASES])  # fmt: skip
+def test_unclean_text_in_any_field_is_refused_like_a_card_id(
+    cls: type[FloorEvent], fields: dict[str, Any], name: str
+) -> None:
+    """A lone surrogate cannot be journaled; controls and separators break logs and
+    screens: the core refuses them on construction, whatever adapter built the event."""
+    for value in UNCLEAN:
+        with pytest.raises(ValueError, match=f"{name}: holds U\\+"):
+            cls(**{**head(), **fields, name: value})
+    clean = "Zoë N\u00a0Ndlovu 👩\u200d👩"  # non-ASCII, a no-break space, a ZWJ sequence
+    assert getattr(cls(**{**head(), **fields, name: clean}), name) == clean
+
+
+def test_every_text_field_of_a_player_is_checked() -> None:
+    names = {n for c, _, n in TEXT_CASES if c is PlayerUpserted}
+    assert names == {"event_id", "source", "display_name", "block_reason"}

@@ -22,12 +22,15 @@ from sqlalchemy import text
 
 from adapters.mqtt import MqttIngest, Topics
 from adapters.mqtt.ingest import _Item
+from adapters.wire.codec import event_to_dict
 from raps.config import parse_config
 from raps.daemon import INBOUND_FEEDS
 from raps.metrics import Metrics
 from raps.seal import SeedSealer, load_key
 from raps.service import Service
 from raps.store.database import open_engine
+from raps.store.schema import floor_event_batches
+from selector.events import PlayerUpserted, Tier
 from tests.daemon_helpers import Clock
 from tests.mqtt_broker import floor_config_text, shared_or_private
 
@@ -174,7 +177,41 @@ async def test_unclean_text_is_refused_at_the_edge(svc: Service, field: str, val
     assert letter["reason"] == "invalid_text", letter
     assert str(letter["detail"]).startswith(f"{field}: holds U+")
     assert rejected(svc, "invalid_text", "mqtt-players") == 1
-    assert svc.floor.profile("6000012345") is None or ing.applied == 0
+    assert ing.applied == 0 and svc.floor.profile("6000012345") is None
+
+
+async def test_a_legacy_floor_log_row_with_unclean_text_is_skipped_at_replay(
+    tmp_path: Path,
+) -> None:
+    """A row logged before the core checked text (a lone surrogate in a display name)
+    no longer builds an event: the restart counts it, logs it, skips it and replays the
+    rest of its batch; it never stops the daemon."""
+    svc = await make_service(tmp_path, Clock())
+    ev = [PlayerUpserted(event_id=f"p{n}", source="cms", ts=svc.clock(), card=f"600001234{n}",
+                         tier=Tier.QUEEN, display_name="Thandi M.", age_verified=True)
+          for n in range(3)]  # fmt: skip
+    rows = [event_to_dict(e) for e in ev]
+    rows[1]["display_name"] = "Thandi \ud800"  # as json.dumps wrote it before the check
+    first = svc._event_seq + 1
+    body = json.dumps(rows)
+    assert "\\ud800" in body
+    row = {"first_seq": first, "last_seq": first + 2, "received_at": 0.0, "body": body}
+    try:
+        async with svc.engine.begin() as conn:
+            await conn.execute(floor_event_batches.insert().values(**row))
+    finally:
+        await svc.engine.dispose()
+    with structlog.testing.capture_logs() as logs:
+        again = await make_service(tmp_path, Clock())
+    try:
+        assert again.floor.profile("6000012340") and again.floor.profile("6000012342")
+        assert again.floor.profile("6000012341") is None
+        assert rejected(again, "refused_at_replay", "floor-log") == 1
+        (line,) = [e for e in logs if e.get("reason") == "refused_at_replay"]
+        assert line["seq"] == first + 1 and line["error"] == "invalid_field"
+        assert again._event_seq == first + 2  # the skipped row keeps its number
+    finally:
+        await again.engine.dispose()
 
 
 async def test_clean_non_ascii_names_still_apply(svc: Service) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,7 @@ from adapters.mqtt.family import PayloadFamily
 from adapters.mqtt.structs import FastType, after_decode, fast_type, union_decoder
 from adapters.mqtt.topics import Kind
 from adapters.wire.codec import EVENT_TYPES, event_to_dict, typed_fields
-from selector.events import AnyFloorEvent
+from selector.events import AnyFloorEvent, text_problem
 from selector.layout import FloorLayout
 
 MAX_PAYLOAD_BYTES = 65_536
@@ -62,10 +61,9 @@ STALE = "stale"
 UNKNOWN_CARD = "unknown_card"
 INVALID_TEXT = "invalid_text"
 PAST_TIMESTAMP = "past_timestamp"
-# categories no text field may hold: controls (NUL, tab, newline, DEL, C1), lone
-# surrogates (not encodable as UTF-8: the journal could not write them), line and
-# paragraph separators (they break log lines and screens)
-_BAD_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# text fields are checked with the core's own rule (selector.events.text_problem): no
+# controls (NUL, tab, newline, DEL, C1), no lone surrogates (not encodable as UTF-8: the
+# journal could not write them), no line or paragraph separators
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,20 +132,6 @@ _decode_json = json.JSONDecoder(parse_constant=_refuse_constant).decode
 
 def clip(text: str) -> str:
     return text if len(text) <= _DETAIL_MAX else text[: _DETAIL_MAX - 3] + "..."
-
-
-def text_problem(text: str) -> str | None:
-    """None when `text` is clean (encodable, printable), else what is wrong, quoted safely.
-
-    Plain printable ASCII, nearly every field, passes the first test (two C calls).
-    """
-    if text.isascii() and text.isprintable():
-        return None
-    for i, char in enumerate(text):
-        category = unicodedata.category(char)
-        if category in _BAD_CATEGORIES:
-            return f"holds U+{ord(char):04X} ({category}) at index {i}"
-    return None
 
 
 def clean_text(value: object) -> str | None:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import orjson
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from adapters.wire.codec import event_from_dict, event_to_dict
+from adapters.wire.codec import CodecError, event_from_dict, event_to_dict
 from raps.store.schema import floor_event_batches, floor_snapshots
 from selector.events import AnyFloorEvent
 
@@ -90,9 +90,13 @@ class FloorLog:
         return int(row.last_event_seq), doc["floor"], list(doc.get("seen", []))
 
     async def events_after(
-        self, seq: int, chunk: int = 200
+        self, seq: int, chunk: int = 200, refused: Callable[..., object] | None = None
     ) -> AsyncIterator[list[tuple[int, AnyFloorEvent]]]:
-        """Logged (seq, event) after `seq`, in order, a few batches at a time."""
+        """Logged (seq, event) after `seq`, in order, a few batches at a time.
+
+        An event today's checks refuse (a row logged before a check existed: a lone
+        surrogate in a display name, say) is skipped and handed to `refused` as
+        `refused(seq=..., type=..., error=<reason code>)`; without `refused` it raises."""
         while True:
             async with self.engine.connect() as conn:
                 rows = (
@@ -110,7 +114,13 @@ class FloorLog:
             for r in rows:
                 for i, d in enumerate(json.loads(r.body)):
                     n = r.first_seq + i
-                    if n > seq:
+                    if n <= seq:
+                        continue
+                    try:
                         out.append((n, event_from_dict(d)))
+                    except CodecError as e:
+                        if refused is None:
+                            raise
+                        refused(seq=n, type=str(d.get("type")), error=e.reason)
             seq = rows[-1].last_seq
             yield out
