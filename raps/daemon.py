@@ -26,6 +26,7 @@ from adapters.tables.payloads import TABLE_FEED
 from raps.broker import EmbeddedBroker
 from raps.config import Config, HttpConfig
 from raps.floorsim import FloorSimulator
+from raps.forwarded import TrustedForwarding
 from raps.gcpolicy import settle_after_start
 from raps.logs import configure, get_logger
 from raps.metrics import Metrics
@@ -54,20 +55,19 @@ class _Server(uvicorn.Server):
 
 
 def http_server_config(app: FastAPI, http: HttpConfig) -> uvicorn.Config:
-    """uvicorn's settings for the daemon.  X-Forwarded-For and -Proto are believed only
-    from `http.trusted_proxies`: uvicorn's own default trusts them from 127.0.0.1, so any
-    local process (or a proxy that passes the client's header on) could pick the address
-    the sign-in rate limit counts."""
-    trusted = list(http.trusted_proxies)
+    """uvicorn's settings for the daemon.  X-Forwarded-For, -Proto and -Host are believed
+    only from `http.trusted_proxies` (raps.forwarded): uvicorn's own default trusts the
+    first two from 127.0.0.1, so any local process (or a proxy that passes the client's
+    header on) could pick the address the sign-in rate limit counts, and nothing checks
+    who sent the third, which the same-origin check compares with the Origin."""
     return uvicorn.Config(
-        app,
+        TrustedForwarding(app, http.trusted_proxies),
         host=http.host,
         port=http.port,
         log_level="warning",
         lifespan="off",
         access_log=False,
-        proxy_headers=bool(trusted),
-        forwarded_allow_ips=trusted,
+        proxy_headers=False,  # TrustedForwarding runs uvicorn's middleware itself
     )
 
 

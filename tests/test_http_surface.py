@@ -309,6 +309,12 @@ async def test_next_stays_on_the_site_in_every_known_form(
 # ------------------------------------------------------ forwarded headers (7)
 
 
+async def sign_in_from(c: httpx.AsyncClient, origin: str, forwarded_host: str) -> int:
+    r = await c.post("/login", json={"user": "ann", "secret": "pw-guess"},
+                     headers={"Origin": origin, "X-Forwarded-Host": forwarded_host})  # fmt: skip
+    return r.status_code
+
+
 async def failed_sign_in(c: httpx.AsyncClient, forwarded_for: str) -> int:
     r = await c.post("/login", json={"user": "ann", "secret": "pw-guess"},
                      headers={"X-Forwarded-For": forwarded_for})  # fmt: skip
@@ -325,6 +331,8 @@ async def test_rotating_x_forwarded_for_does_not_escape_the_rate_limit(tmp_path:
     async with running_service(cfg, Clock()) as service:
         app = create_app(service, cfg)
         async with served(app, cfg.http) as url, httpx.AsyncClient(base_url=url) as c:
+            # another site's page naming itself as the forwarded host: not believed
+            assert await sign_in_from(c, "https://evil.example", "evil.example") == 403
             for i in range(attempts):
                 assert await failed_sign_in(c, f"203.0.113.{i}") == 401
             assert await failed_sign_in(c, "198.51.100.1") == 429
@@ -339,6 +347,9 @@ async def test_a_configured_proxy_s_forwarded_address_is_honoured(tmp_path: Path
     async with running_service(cfg, Clock()) as service:
         app = create_app(service, cfg)
         async with served(app, cfg.http) as url, httpx.AsyncClient(base_url=url) as c:
+            # behind the proxy the browser's host arrives as X-Forwarded-Host
+            assert await sign_in_from(c, "https://raps.example", "raps.example") == 401
+            assert await sign_in_from(c, "https://evil.example", "raps.example") == 403
             for i in range(attempts + 2):  # each client behind the proxy counted apart
                 assert await failed_sign_in(c, f"203.0.113.{i}") == 401
             for _ in range(attempts):  # one client: its own address reaches the limit
