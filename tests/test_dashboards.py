@@ -395,6 +395,10 @@ def test_dashboards_show_what_operations_asked_for() -> None:
         "raps_process_resident_memory_bytes",
         "changes(raps_process_start_time_seconds",
         "raps_ready",
+        "sum by (path) (increase(raps_storage_outages_total",
+        "raps_floor_log_write_failures_total",
+        "raps_floor_log_backlog_events",
+        "raps_journal_write_failures_total",
     ):
         assert needle in service, needle
 

@@ -1,4 +1,5 @@
-"""The RAPS service dashboard: the daemon process (readiness, restarts, CPU, memory, files)."""
+"""The RAPS service dashboard: the daemon process (readiness, restarts, CPU, memory, files)
+and its storage (outages by path, floor-log and journal write failures, the backlog)."""
 
 from __future__ import annotations
 
@@ -107,9 +108,82 @@ def build() -> dm.Dashboard:
             unit="none",
         ),
     ]
+    outages = f"raps_storage_outages_total{{{SITE}}}"
+    floor_failures = f"raps_floor_log_write_failures_total{{{SITE}}}"
+    journal_failures = f"raps_journal_write_failures_total{{{SITE}}}"
+    backlog = f"raps_floor_log_backlog_events{{{SITE}}}"
+    storage: list[AnyPanel] = [
+        single(
+            "Storage outages in range",
+            "Times a storage path went down in the selected range: the database (its "
+            "probe), the floor log, the floor snapshots, the journal. Each is one 'down' "
+            "line in the daemon log.",
+            [q(f"sum(increase({outages}[$__range])) or vector(0)")],
+            w=6,
+            steps=[(None, "green"), (1, "red")],
+            decimals=0,
+        ),
+        single(
+            "Floor log backlog now",
+            "Floor events applied but not yet written to the floor log. Near 0 normally; "
+            "it grows while the floor log cannot be written, and at "
+            "storage.max_unflushed_events the MQTT ingest stops taking messages.",
+            [q(f"max({backlog}) or vector(0)")],
+            w=6,
+            steps=[(None, "green"), (1000, "orange"), (50000, "red")],
+        ),
+        single(
+            "Floor log write failures in range",
+            "Floor-log writes that failed in the selected range (their events are kept and "
+            "written again). Any raises RapsFloorLogWriteFailing.",
+            [q(f"sum(increase({floor_failures}[$__range])) or vector(0)")],
+            w=6,
+            steps=[(None, "green"), (1, "red")],
+            decimals=0,
+        ),
+        single(
+            "Journal write failures in range",
+            "Journal appends that failed in the selected range (a command refused, a claim "
+            "timer or ticket credit waiting for the retry). Any raises "
+            "RapsJournalWriteFailing.",
+            [q(f"sum(increase({journal_failures}[$__range])) or vector(0)")],
+            w=6,
+            steps=[(None, "green"), (1, "red")],
+            decimals=0,
+        ),
+        ts(
+            "Storage outages by path",
+            "Outages that began per 5 minutes, by storage path: database (the probe), "
+            "floor_log, snapshot, journal. A database outage usually shows on every path.",
+            [q(f"sum by (path) (increase({outages}[$__interval]))", "{{path}}")],
+            unit="none",
+            bars=True,
+            min_interval="5m",
+        ),
+        ts(
+            "Storage write failures",
+            "Failed writes per second: the floor log (every flush that could not be "
+            "written) and the journal (commands, claim timers, ticket credits, stage "
+            "draws). While a path is down the daemon retries with backoff (5 s at most).",
+            [
+                q(f"sum(rate({floor_failures}[$__rate_interval]))", "floor log"),
+                q(f"sum(rate({journal_failures}[$__rate_interval]))", "journal"),
+            ],
+            unit="ops",
+        ),
+        ts(
+            "Floor log backlog",
+            "Floor events applied but not yet written, per daemon. A climb is a floor log "
+            "that cannot be written: a restart now would lose the SAS and Modbus events in "
+            "it (MQTT ones the broker delivers again).",
+            [q(f"max by (instance) ({backlog})", "{{instance}}")],
+            unit="none",
+        ),
+    ]
     return dashboard(
         "raps-service",
         "RAPS service",
-        "The daemon process: readiness, restarts, CPU, memory and open files.",
-        [("Health", top), ("Process", process)],
+        "The daemon process: readiness, restarts, CPU, memory and open files; storage "
+        "outages, write failures and the floor log's backlog.",
+        [("Health", top), ("Storage", storage), ("Process", process)],
     )
