@@ -160,6 +160,9 @@ class Daemon:
                 room=service.ingest_room,
                 gap=self.metrics.count_gap,
             )
+            # where each numbered stream was before this start: gaps across it count too
+            streams = service.floorlog.marks.attach(ingest.gaps)
+            self.log.info("ingest sequence marks restored", streams=streams)
             service.sources[MQTT_IN] = False
             spawn(ingest.run(), "mqtt-in")
         if cfg.floor.simulate is not None and live:

@@ -10,7 +10,9 @@ daemon that was down were dropped by the broker, and nothing showed it.  Here:
 - a real Mosquitto started with the shipped dashboards/mosquitto/raps.conf keeps a
   10,000-message backlog for an offline `raps run` daemon across a broker restart (all
   arrive, no gap), and one with Mosquitto's defaults drops most of it, and the daemon
-  counts exactly the dropped ones as a gap.
+  counts exactly the dropped ones as a gap;
+- where each stream was survives a restart (a kill -9 too), so messages lost while the
+  daemon was down are counted at the first message after it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from adapters.mqtt.validate import PayloadDecoder, Rejection, SchemaSet
 from adapters.tables.payloads import TABLE_FEED
 from raps.config import parse_config
 from raps.metrics import Metrics
+from raps.seal import SeedSealer, load_key
+from raps.service import Service
+from raps.store.database import open_engine
 from tests.mqtt_broker import PrivateMosquitto, floor_config_text
 from tests.test_ingest_durable import RapsDaemon, durable_events, wait_for
 
@@ -196,6 +201,75 @@ def ingest_with_key(metrics: Metrics, key: Path) -> MqttIngest:
     )  # fmt: skip
 
 
+# ---------------------------------------------------------- across a restart
+
+
+def test_marks_come_back_newest_first_whatever_the_order_and_junk_is_ignored() -> None:
+    gaps = SequenceGaps()
+    for n in (1, 2, 3):
+        gaps.observe("mqtt-slots", "a", msg(n, "b1"))
+    gaps.observe("mqtt-slots", "b", msg(40))
+    first = gaps.changed()
+    assert sorted(r[:5] for r in first) == [["a", "", "b1", 3, None], ["b", "", None, 40, None]]
+    assert gaps.changed() == []  # nothing new since
+    gaps.observe("mqtt-slots", "a", msg(2, "b1"))  # a redelivery changes no mark
+    assert gaps.changed() == []
+    gaps.observe("mqtt-slots", "a", msg(4, "b1"))
+    newer = gaps.changed()
+    junk = [["a", "", "b1", 0, None, 9], ["a"], "x", ["a", "", 7, 3, None, 99]]
+    again = SequenceGaps()
+    assert again.restore([*newer, *first, *junk]) == 2  # older rows after newer ones lose
+    assert again.observe("mqtt-slots", "a", msg(5, "b1")) == 0
+    assert again.observe("mqtt-slots", "b", msg(43)) == 2
+    assert sorted(map(tuple, again.state())) == sorted(map(tuple, again.changed()))
+
+
+def service_in(folder: Path) -> Service:
+    cfg = parse_config(floor_config_text(folder, SITE, 1883))
+    key = SeedSealer(load_key(folder / "seed.key"))
+    return Service(cfg, open_engine(cfg.storage.url), key, Metrics(), lambda: NOW)
+
+
+def ingest_of(svc: Service) -> MqttIngest:
+    ing = MqttIngest(svc.cfg.mqtt, SITE, svc.ingest_detailed, svc.reject, lambda _up: None,
+                     svc.clock, known=svc.cfg.layout(), families=(*CMS_FEEDS, TABLE_FEED),
+                     gap=svc.metrics.count_gap)  # fmt: skip
+    svc.floorlog.marks.attach(ing.gaps)  # as raps.daemon does
+    return ing
+
+
+@pytest.mark.asyncio
+async def test_a_gap_that_straddles_a_restart_is_counted(tmp_path: Path) -> None:
+    """Where each stream was is written with the floor log, before any ack: a restart
+    takes it up, so messages lost while the daemon was down count, and a message that
+    was handled but never acknowledged comes again as a copy, not as a gap."""
+    m1, m2 = (Topics("raps/v1", SITE).slots(m) for m in ("M01", "M02"))
+    svc = service_in(tmp_path)
+    await svc.start()
+    ing = ingest_of(svc)
+    ing.handle([_Item(m1, game(n, n)) for n in (1, 2, 3)])
+    await svc.flush_events()
+    await svc.snapshot_floor()  # every mark in the snapshot; the rows it covers go
+    ing.handle([_Item(m1, game(n, n)) for n in (4, 5)] + [_Item(m2, game(1, 1, machine="M02"))])
+    await svc.flush_events()
+    refused = game(6, 6).replace(b"1000", b"-5")  # a dead letter: no event, but it came
+    assert len(ing.handle([_Item(m1, refused)])) == 1
+    await svc.flush_events()  # the marks alone: acknowledged only after this
+    ing.handle([_Item(m1, game(7, 7))])  # handled, never flushed nor acknowledged
+    await svc.engine.dispose()  # killed: no stop, no final snapshot
+
+    again = service_in(tmp_path)
+    await again.start()
+    try:
+        ing = ingest_of(again)
+        ing.handle([_Item(m1, game(n, n)) for n in (7, 8)])  # 7 again, then in order
+        ing.handle([_Item(m2, game(4, 4, machine="M02"))])  # 2 and 3 were lost meanwhile
+        assert sample(again.metrics, "raps_ingest_gap_messages_total", "mqtt-slots") == 2
+        assert ing.gaps.gaps == 1 and ing.applied == 3
+    finally:
+        await again.engine.dispose()
+
+
 # ------------------------------------------------------- a real broker, a real daemon
 
 
@@ -298,6 +372,14 @@ def test_a_backlog_for_an_offline_daemon_is_kept_or_its_loss_counted(
             wait_for(lambda: durable_events(db) >= expected, 30, f"{expected} events")
         received = durable_events(db) - 2  # minus the first and the live message
         missing = gap_total(url)
+        if snippet:  # four lost while the daemon is down: the first message after counts
+            daemon.stop()
+            asyncio.run(publish(broker.host, broker.port, site, range(live + 5, live + 6), ts))
+            daemon.spawn()
+            daemon.wait_ready()
+            url = json.loads(daemon.ready_file.read_text())["url"]
+            wait_for(lambda: durable_events(db) >= live + 1, 30, "the message after the loss")
+            assert gap_total(url) == 4
         daemon.stop()
     finally:
         if daemon.proc is not None and daemon.proc.poll() is None:

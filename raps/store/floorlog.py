@@ -4,12 +4,15 @@ Every applied event gets the daemon's own sequence number; each flush appends it
 events as one row (a batch), and a snapshot records the last sequence it includes.
 A restart loads the newest snapshot and replays the events after it.  What a kill -9
 can lose is the unflushed batch (at most `event_flush_seconds` of floor traffic);
-docs/crash-recovery.md explains why that is safe for draws.
+docs/crash-recovery.md explains why that is safe for draws.  The stream marks of the
+MQTT ingest (raps.store.marks) ride along: each flush writes the ones that changed in
+its transaction, each snapshot holds them all, and loading the snapshot reads them back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import zlib
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -20,7 +23,8 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.wire.codec import CodecError, event_from_dict, event_to_dict
-from raps.store.schema import floor_event_batches, floor_snapshots
+from raps.store.marks import StreamMarks
+from raps.store.schema import floor_event_batches, floor_marks, floor_snapshots
 from selector.events import AnyFloorEvent
 
 
@@ -33,6 +37,7 @@ def _encode_snapshot(doc: dict[str, Any]) -> bytes:
 class FloorLog:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self.marks = StreamMarks()
 
     async def last_seq(self) -> int:
         async with self.engine.connect() as conn:
@@ -42,21 +47,35 @@ class FloorLog:
         return max(int(events or 0), int(snaps or 0))
 
     async def append(self, batch: Sequence[tuple[int, float, AnyFloorEvent]]) -> None:
-        """One row for the whole batch; sequence numbers must be consecutive."""
-        if not batch:
+        """One row for the whole batch (sequence numbers must be consecutive) and one for
+        the stream marks that changed since the last append, in one transaction."""
+        row: dict[str, Any] | None = None
+        if batch:
+            first, last = batch[0][0], batch[-1][0]
+            if last - first + 1 != len(batch):
+                raise ValueError("floor event batch sequence numbers must be consecutive")
+            body = json.dumps([event_to_dict(ev) for _, _, ev in batch], separators=(",", ":"))
+            row = {"last_seq": last, "first_seq": first, "received_at": batch[-1][1],
+                   "body": body}  # fmt: skip
+        marks = self.marks.take()
+        if row is None and marks is None:
             return
-        first, last = batch[0][0], batch[-1][0]
-        if last - first + 1 != len(batch):
-            raise ValueError("floor event batch sequence numbers must be consecutive")
-        body = json.dumps([event_to_dict(ev) for _, _, ev in batch], separators=(",", ":"))
-        row = {"last_seq": last, "first_seq": first, "received_at": batch[-1][1], "body": body}
-        async with self.engine.begin() as conn:
-            await conn.execute(floor_event_batches.insert().values(**row))
+        try:
+            async with self.engine.begin() as conn:
+                if row is not None:
+                    await conn.execute(floor_event_batches.insert().values(**row))
+                if marks is not None:
+                    body = json.dumps(marks[1], separators=(",", ":"))
+                    await conn.execute(floor_marks.insert().values(gen=marks[0], body=body))
+        except BaseException:
+            self.marks.put_back(marks)  # written with the next append
+            raise
 
     async def save_snapshot(
         self, taken_at: float, last_seq: int, snap: dict[str, Any], seen: Sequence[str] = ()
     ) -> None:
-        doc = {"floor": snap, "seen": list(seen)}
+        gen, rows = self.marks.full()  # now: the snapshot covers the marks up to `gen`
+        doc = {"floor": snap, "seen": list(seen), "marks": {"gen": gen, "rows": rows}}
         # half a second of JSON and zlib at 50,000 players: in a worker thread, so the
         # event loop (kiosk entries, draws) keeps its turns; `snap` is no longer touched
         body = await asyncio.to_thread(_encode_snapshot, doc)
@@ -71,9 +90,12 @@ class FloorLog:
             await conn.execute(delete(floor_snapshots).where(older))
             covered = floor_event_batches.c.last_seq <= last_seq
             await conn.execute(delete(floor_event_batches).where(covered))
+            await conn.execute(delete(floor_marks).where(floor_marks.c.gen <= gen))
 
     async def latest_snapshot(self) -> tuple[int, dict[str, Any], list[str]] | None:
-        """(last sequence included, Floor.snapshot() data, recent event ids) or None."""
+        """(last sequence included, Floor.snapshot() data, recent event ids) or None.
+
+        Reads the stream marks back too (into `marks`, for the ingest to take up)."""
         async with self.engine.connect() as conn:
             row = (
                 await conn.execute(
@@ -82,9 +104,15 @@ class FloorLog:
                     .limit(1)
                 )
             ).first()
+            written = (await conn.execute(select(floor_marks.c.gen, floor_marks.c.body))).all()
+        for m in written:
+            with contextlib.suppress(ValueError):  # a row that is not JSON marks nothing
+                self.marks.load(int(m.gen), list(json.loads(m.body)))
         if row is None:
             return None
         doc = json.loads(zlib.decompress(row.body))
+        saved = doc.get("marks") if isinstance(doc.get("marks"), dict) else {}
+        self.marks.load(int(saved.get("gen", 0)), list(saved.get("rows", [])))
         if "floor" not in doc:  # written before migration 0002: the bare floor snapshot
             return int(row.last_event_seq), doc, []
         return int(row.last_event_seq), doc["floor"], list(doc.get("seen", []))

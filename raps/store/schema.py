@@ -76,13 +76,23 @@ floor_event_batches = Table(
     Column("body", Text, nullable=False),  # JSON array of adapters.wire.codec events, seq order
 )
 
+# the stream marks written with each floor-log flush (raps.store.marks): `gen` orders
+# them, `body` is a JSON array of the streams that changed since the previous one
+floor_marks = Table(
+    "floor_marks",
+    metadata,
+    Column("gen", BigId, primary_key=True, autoincrement=False),
+    Column("body", Text, nullable=False),
+)
+
 floor_snapshots = Table(
     "floor_snapshots",
     metadata,
     Column("id", BigId, primary_key=True, autoincrement=True),
     Column("taken_at", Float, nullable=False),
     Column("last_event_seq", BigInteger, nullable=False),
-    # zlib-compressed JSON: {"floor": Floor.snapshot(), "seen": recent event ids}
+    # zlib-compressed JSON: {"floor": Floor.snapshot(), "seen": recent event ids,
+    # "marks": {"gen": ..., "rows": [...]} every stream mark (raps.store.marks)}
     Column("body", LargeBinary, nullable=False),
 )
 
