@@ -6,16 +6,24 @@ lone surrogates, NUL and control characters, huge and odd numbers, deep nesting,
 non-UTF-8 bytes and random bytes.  Whatever comes in: handle returns (so the batch is
 acknowledged), every message is applied, a duplicate or a dead letter, every dead
 letter is counted once and is valid UTF-8 JSON of the dead-letter schema.
+
+A leaner pass sends 200 such payloads (with `seq` and `boot` fields, broken too)
+through a private Mosquitto to the running subscriber (`MqttIngest.run`, acknowledging
+once durable), then connects again with the same client id: only a marker published
+afterwards arrives, so nothing was left unacknowledged, and every rejection is counted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
 import jsonschema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +34,7 @@ from adapters.mqtt.ingest import _Item
 from raps.daemon import INBOUND_FEEDS
 from raps.service import Service
 from tests.daemon_helpers import Clock
+from tests.mqtt_broker import private_mosquitto
 from tests.test_mqtt_poison import make_service
 
 SITE = "poison"
@@ -68,13 +77,21 @@ TS = st.one_of(st.just("NOW"), st.sampled_from([
 ]))  # fmt: skip
 
 
+SEQ = st.one_of(st.integers(1, 400), VALUES)
+BOOT = st.one_of(st.none(), st.sampled_from(["b1", "b2"]), NASTY_TEXT, st.text(max_size=70))
+
+
 @st.composite
-def message(draw: st.DrawFn, now: str) -> tuple[str, bytes]:
+def message(draw: st.DrawFn, now: str, numbered: bool = False) -> tuple[str, bytes]:
     kinds = valid(now)
     kind = draw(st.sampled_from(sorted(kinds)))
     where, fields = kinds[kind]
     body: dict[str, Any] = {"event_id": draw(st.one_of(st.just(f"e{draw(st.integers(0, 50))}"),
                             NASTY_TEXT)), "ts": now, "type": kind, **fields}  # fmt: skip
+    if numbered:  # the publishers' sequence numbers, good and broken (adapters.mqtt.gaps)
+        body["seq"] = draw(SEQ)
+        if (boot := draw(BOOT)) is not None:
+            body["boot"] = boot
     for name in draw(st.lists(st.sampled_from([*sorted(body), "extra"]), max_size=3)):
         body[name] = draw(VALUES)
     ts = draw(TS)
@@ -131,3 +148,86 @@ def test_every_broken_payload_ends_as_a_counted_dead_letter_or_an_event(tmp_path
         batch()
     finally:
         asyncio.run(svc.engine.dispose())
+
+
+# --------------------------------------------------------- through a real broker
+
+
+async def through_broker(folder: Path, msgs: list[tuple[str, bytes]]) -> None:
+    clock = Clock()
+    svc = await make_service(folder, clock)
+    try:
+        with private_mosquitto() as broker:
+
+            def subscriber() -> MqttIngest:
+                return MqttIngest(svc.cfg.mqtt, SITE, svc.ingest_detailed, svc.reject,
+                                  lambda up: None, clock, port=broker.port,
+                                  known=svc.cfg.layout(), families=INBOUND_FEEDS,
+                                  flush=svc.flush_events, room=svc.ingest_room,
+                                  gap=svc.metrics.count_gap, backoff_initial=0.05,
+                                  backoff_max=0.2)  # fmt: skip
+
+            ing = subscriber()
+            task = asyncio.create_task(ing.run())
+            try:
+                await until(lambda: ing.connected, "connect")
+                async with aiomqtt.Client(broker.host, broker.port, identifier="fuzz-pub",
+                                          max_inflight_messages=1000) as pub:  # fmt: skip
+                    pub.pending_calls_threshold = 1_000_000
+                    await asyncio.gather(*(pub.publish(t, p, qos=1) for t, p in msgs))
+                await until(lambda: ing.applied + ing.duplicates + sum(ing.dead_letters.values())
+                            == len(msgs), "every message handled")  # fmt: skip
+                await until(lambda: ing.dead_letters_published == sum(ing.dead_letters.values()),
+                            "every dead letter published")  # fmt: skip
+                dead = sum(ing.dead_letters.values())
+                assert ing.received == len(msgs) and ing.connects == 1, "a reconnect loop"
+                assert rejections(svc) == dead, "every rejection counted once"
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            again = subscriber()  # same client id, persistent session: unacked ones return
+            task = asyncio.create_task(again.run())
+            try:
+                await until(lambda: again.connected, "reconnect")
+                marker = json.dumps(
+                    {
+                        "event_id": "marker",
+                        "ts": clock().isoformat(),
+                        "type": "game_played",
+                        "machine": "M01",
+                        "wager": 100,
+                    }
+                )
+                async with aiomqtt.Client(broker.host, broker.port, identifier="fuzz-pub2") as pub:
+                    await pub.publish(TOPICS.slots("M01"), marker, qos=1)
+                await until(lambda: again.applied == 1, "the marker")
+                assert again.received == 1, "a fuzzed message was never acknowledged"
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+    finally:
+        await svc.engine.dispose()
+
+
+async def until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
+def test_broken_payloads_through_a_broker_are_all_acknowledged_and_counted(
+    tmp_path: Path,
+) -> None:
+    now = (Clock()() - timedelta(seconds=5)).isoformat()
+    runs = iter(range(1_000))
+
+    @settings(max_examples=1, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(st.lists(message(now, numbered=True), min_size=200, max_size=200))
+    def run(msgs: list[tuple[str, bytes]]) -> None:
+        folder = tmp_path / f"run{next(runs)}"  # a shrinking rerun starts afresh
+        folder.mkdir()
+        asyncio.run(through_broker(folder, msgs))
+
+    run()
