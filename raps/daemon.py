@@ -9,7 +9,7 @@ import secrets
 import signal
 import time
 from collections.abc import Callable, Coroutine, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from adapters.sas.config import simulated_channels
 from adapters.sas.source import SasChannel
 from adapters.tables.payloads import TABLE_FEED
 from raps.broker import EmbeddedBroker
+from raps.clock_offset import ENV as CLOCK_OFFSET_ENV
+from raps.clock_offset import daemon_clock, utc_now
 from raps.config import Config, HttpConfig
 from raps.floorsim import FloorSimulator
 from raps.forwarded import TrustedForwarding
@@ -69,10 +71,6 @@ def http_server_config(app: FastAPI, http: HttpConfig) -> uvicorn.Config:
         access_log=False,
         proxy_headers=False,  # TrustedForwarding runs uvicorn's middleware itself
     )
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Daemon:
@@ -341,4 +339,9 @@ class Daemon:
 
 def run(cfg: Config, *, create_key: bool = False, ready_file: Path | None = None) -> None:
     configure(cfg.logging.format, cfg.logging.level, cfg.site.id)
-    asyncio.run(Daemon(cfg, create_key=create_key, ready_file=ready_file).run())
+    clock = daemon_clock()
+    if clock is not utc_now:
+        get_logger(site=cfg.site.id).warning(
+            "test hook: the clock is offset by a file", variable=CLOCK_OFFSET_ENV
+        )
+    asyncio.run(Daemon(cfg, create_key=create_key, ready_file=ready_file, clock=clock).run())
