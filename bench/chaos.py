@@ -7,24 +7,31 @@ Run from the repository root:
     .venv/bin/python bench/chaos.py --faults 500 --seed 7
 
 What runs (all private, on free ports, removed afterwards; bench/chaos_infra.py):
-a PostgreSQL cluster, a Mosquitto (persistence on), `raps run` on them with a listed
-floor: four MQTT machines fed by a numbered publisher (a game per machine every 50 ms,
-QoS 1) and four SAS machines on a simulated in-memory loop; a marketing handheld opens
-rehearsal sessions and draws, verifies, awards and closes between the faults.
+a PostgreSQL cluster (as root, its data directory on a small tmpfs of its own), a
+Mosquitto (persistence on), `raps run` on them with a listed floor: four MQTT machines
+fed by a numbered publisher (a game per machine every 50 ms, QoS 1) and four SAS
+machines on a simulated in-memory loop; a marketing handheld, in a thread of its own,
+opens rehearsal sessions and draws, verifies, awards, voids and closes one command after
+another while the faults land, so a kill -9 or an outage meets commands in flight.
 
 Faults, chosen at random and repeated: `kill9` (SIGKILL of the daemon, restarted),
 `broker_restart` (Mosquitto stopped and started), `pg_kill` (every connection of the
 daemon's database terminated), `pg_restart` (PostgreSQL stopped and started),
-`storage_fail` (floor-log writes refused for a second or two: a trigger raising "No space
-left on device", the simulated disk full).  `clock_step` is skipped: `raps run` takes no
-injected clock (it reads the system clock; stepping that would step the whole machine's).
+`disk_full` (the database's filesystem filled by a ballast file for a second or two,
+then freed; without root a trigger raising "No space left on device", the simulated
+one), `clock_step` (the daemon's clock stepped forward past a pending pick's claim
+window, or back: the RAPS_CLOCK_OFFSET_FILE test hook, raps/clock_offset.py).
 
-After each fault, with the publisher paused until the broker acknowledged all it sent:
-every acknowledged game is applied exactly once (each card's points, 1 per game, equal
-the games the broker acknowledged for it: fewer is a loss, more a double), every command
-the daemon answered is in the journal exactly once (by command id), and `raps verify`
-of the database says OK.  Progress lines as it goes; the last line is one JSON object
-with the figures and the targets met.
+After each fault, with the publisher and the handheld paused (the publisher until the
+broker acknowledged all it sent): every acknowledged game is applied exactly once (each
+card's points, 1 per game, equal the games the broker acknowledged for it: fewer is a
+loss, more a double), every command the daemon answered is in the journal exactly once
+(by command id), and `raps verify` of the database says OK (exit 0, or 3: valid with
+anomalies).  A forward clock step must turn the pending pick into a no-show (its claim
+timer, on the stepped clock); after a backward one the pick must still be pending, and
+once a command lands behind the step, `raps verify` must report the journal's time going
+backwards as an anomaly (exit 3), not as a broken journal.  Progress lines as it goes;
+the last line is one JSON object with the figures and the targets met.
 """
 
 from __future__ import annotations
@@ -50,20 +57,25 @@ if str(ROOT) not in sys.path:
 
 from bench.chaos_infra import (  # noqa: E402
     MQTT_MACHINES,
+    Draws,
     Handheld,
     PrivatePostgres,
     Publisher,
     card_of,
     chaos_config,
+    to_local_midnight,
 )
 from bench.harness import RapsProcess, print_result, raps_command, say, section, start_clock  # noqa: E402
+from raps.clock_offset import ENV as CLOCK_OFFSET_ENV  # noqa: E402
 from tests.mqtt_broker import PrivateMosquitto  # noqa: E402
 
-KINDS = ("kill9", "broker_restart", "pg_kill", "pg_restart", "storage_fail")
-SKIPPED = {"clock_step": "raps run takes no injected clock (it reads the system clock)"}
+KINDS = ("kill9", "broker_restart", "pg_kill", "pg_restart", "disk_full", "clock_step")
 SITE = "chaos"
 SETTLE_SECONDS = 45.0
-SESSIONS = 60
+SESSIONS = 200
+CLAIM_SECONDS = 120  # a forward clock step of a little more ends a pending pick's window
+IDLE_SECONDS = 3600  # MQTT players stay active on a clock up to MAX_OFFSET ahead
+MAX_OFFSET = 1800.0  # the daemon's clock is never more than this ahead, never behind
 
 VALID = (0, 3)  # raps verify's exit codes for a journal that verifies
 
@@ -87,6 +99,8 @@ class Load(threading.Thread):
             self.error = f"{type(e).__name__}: {e}"
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_quiet_disconnects)  # a broker restart is the point
         self.pub.directory()
         while not self.stop.is_set():
             try:
@@ -118,18 +132,26 @@ class Load(threading.Thread):
         self.paused.clear()
 
 
+def _quiet_disconnects(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """aiomqtt leaves a future with the disconnection error unread: not worth a report."""
+    if type(context.get("exception")).__name__ not in ("MqttError", "MqttCodeError"):
+        loop.default_exception_handler(context)
+
+
 class Chaos:
     def __init__(self, folder: Path, seed: int) -> None:
         self.folder = folder
+        self.seed = seed
         self.rng = random.Random(seed)
-        self.pg = PrivatePostgres()
+        self.pg = PrivatePostgres(small_disk=True)
         self.broker = PrivateMosquitto()
         self.token, self.kiosk = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        self.offset_file = folder / "clock-offset"
+        self.offset = 0.0
         self.daemon: RapsProcess | None = None
         self.hand: Handheld | None = None
         self.load: Load | None = None
-        self.session = 0
-        self.picks: list[int] = []
+        self.draws: Draws | None = None
         self.faults: Counter[str] = Counter()
         self.survived = 0
         self.lost = 0
@@ -137,6 +159,10 @@ class Chaos:
         self.missing_commands = 0
         self.twice_commands = 0
         self.verify_failures = 0
+        self.kills_mid_command = 0
+        self.clock_steps: Counter[str] = Counter()
+        self.backwards_reported = 0
+        self.expect_backwards = False
         self.restart_seconds: list[float] = []
         self.problems: list[str] = []
 
@@ -146,14 +172,21 @@ class Chaos:
         self.pg.start()
         self.pg.create_database()
         self.broker.start()
+        self._set_offset(0.0)
         config = self.folder / "raps.toml"
         config.write_text(chaos_config(self.folder, SITE, self.pg.url, self.broker.port,
-                                       self.token, self.kiosk, sessions=SESSIONS))  # fmt: skip
+                                       self.token, self.kiosk, sessions=SESSIONS,
+                                       claim_seconds=CLAIM_SECONDS,
+                                       idle_seconds=IDLE_SECONDS))  # fmt: skip
         self.daemon = RapsProcess(config, self.folder / "ready.json", self.folder / "daemon.log",
-                                  cwd=self.folder, name="raps run")  # fmt: skip
+                                  cwd=self.folder, name="raps run",
+                                  env={CLOCK_OFFSET_ENV: str(self.offset_file)})  # fmt: skip
         self._spawn(create_key=True)
         self.load = Load(Publisher(self.broker.host, self.broker.port, SITE))
         self.load.start()
+        assert self.hand is not None
+        self.draws = Draws(self.hand, self.rng.randrange(2**32), SESSIONS)
+        self.draws.start()
 
     def _spawn(self, create_key: bool = False) -> None:
         assert self.daemon is not None
@@ -167,6 +200,13 @@ class Chaos:
         else:
             self.hand.rebase(url)
 
+    def _set_offset(self, seconds: float) -> None:
+        """The daemon's clock: the system's plus `seconds` (written whole, then renamed)."""
+        tmp = self.offset_file.with_suffix(".tmp")
+        tmp.write_text(f"{seconds:.3f}")
+        tmp.replace(self.offset_file)
+        self.offset = seconds
+
     def sas_events(self) -> float:
         """SAS events the running daemon applied since its last start (the SAS load)."""
         assert self.hand is not None
@@ -178,103 +218,135 @@ class Chaos:
         return 0.0
 
     def close(self) -> None:
-        if self.load is not None:
-            self.load.stop.set()
-            self.load.join(10)
+        for worker in (self.draws, self.load):
+            if worker is not None:
+                worker.stop.set()
+                worker.join(20)
         if self.daemon is not None:
             self.daemon.stop()
         self.broker.close()
         self.pg.close()
 
-    # ------------------------------------------------------------------ draws
-
-    def draws(self, commands: int) -> None:
-        """A few handheld commands: open a session, draw, settle each pick, close it."""
-        hand = self.hand
-        assert hand is not None
-        for _ in range(commands):
-            sid = f"s{self.session}"
-            if self.session == 0 or len(self.picks) >= 4:
-                if self.session:
-                    hand.command(sid, "close", force=True)
-                if self.session >= SESSIONS:
-                    return
-                self.session += 1
-                self.picks = []
-                hand.command(f"s{self.session}", "open")
-                continue
-            answer = hand.command(sid, "draw", kind="slots")
-            pick = (answer or {}).get("pick")
-            if answer is not None and pick is None:
-                self.picks.append(0)  # nobody left: the session is done
-                continue
-            if pick is None:  # refused: an open refused during a fault, or settled picks
-                state = hand.state(sid)
-                if state == "scheduled":
-                    hand.command(sid, "open")
-                elif state is not None and state != "open":
-                    self.picks = [0] * 4  # done: the next session
-                continue
-            n = int(pick["pick"])
-            self.picks.append(n)
-            outcome = self.rng.choice(("verify", "no-show", "void"))
-            if outcome == "verify":
-                if hand.command(sid, f"picks/{n}/verify") is not None:
-                    hand.command(sid, f"picks/{n}/award", amount=10_000, kind="cash",
-                                 envelope=f"E{n}")  # fmt: skip
-            elif outcome == "void":
-                hand.command(sid, f"picks/{n}/void", reason="chaos")
-            else:
-                hand.command(sid, f"picks/{n}/no-show")
-
     # ------------------------------------------------------------------ faults
 
-    def inject(self, kind: str) -> None:
-        assert self.daemon is not None
-        if kind == "kill9":
-            time.sleep(self.rng.uniform(0.0, 0.5))  # somewhere in the stream
+    def inject(self, kind: str) -> list[str]:
+        """Inject one fault (the draws and the load go on meanwhile); what went wrong."""
+        assert self.daemon is not None and self.hand is not None
+        if kind == "kill9":  # mostly while a command is in flight, else anywhere
+            until = time.monotonic() + (2.0 if self.rng.random() < 0.7 else 0.0)
+            while not self.hand.inflight and time.monotonic() < until:
+                time.sleep(0.001)
+            time.sleep(self.rng.uniform(0.0, 0.01))
+            if self.hand.inflight:
+                self.kills_mid_command += 1
             self.daemon.kill9()
             self._spawn()
         elif kind == "broker_restart":
             self.broker.restart()
         elif kind == "pg_kill":
             self.pg.kill_connections()
-            self.draws(2)  # commands right after the cut
+            time.sleep(0.5)  # commands right after the cut
         elif kind == "pg_restart":
             self.pg.stop()
-            self.draws(1)  # refused: the database is down
-            time.sleep(self.rng.uniform(0.2, 1.5))
+            time.sleep(self.rng.uniform(0.5, 2.0))  # commands refused: the database is down
             self.pg.start()
-        elif kind == "storage_fail":
-            self.pg.fail_floor_log(True)
+        elif kind == "disk_full":
+            self.pg.fill_disk(True)
             time.sleep(self.rng.uniform(1.0, 2.0))
-            self.pg.fail_floor_log(False)
+            self.pg.fill_disk(False)
+        elif kind == "clock_step":
+            return self.clock_step()
         else:
             raise ValueError(kind)
+        return []
+
+    def clock_step(self) -> list[str]:
+        """Step the daemon's clock past a pending pick's window, or back before it."""
+        draws, hand = self.draws, self.hand
+        assert draws is not None and hand is not None
+        if not draws.pause():
+            return ["the handheld did not pause for the clock step in 60 s"]
+        limit = min(MAX_OFFSET, to_local_midnight() - 300)
+        # forward and back in turn (back only from a clock that is ahead)
+        forward = self.offset + CLAIM_SECONDS + 60 <= limit and (
+            self.offset < 60 or self.clock_steps["back"] >= self.clock_steps["forward"]
+        )
+        if not forward and self.offset < 60:
+            self.clock_steps["skipped_near_midnight"] += 1
+            return []
+        got = draws.pending_pick()
+        if forward:
+            self._set_offset(self.offset + CLAIM_SECONDS + self.rng.uniform(5.0, 60.0))
+        else:
+            self._set_offset(self.rng.uniform(0.0, self.offset / 2))
+        self.clock_steps["forward" if forward else "back"] += 1
+        if got is None:
+            return []  # no pick to watch (no session left, or the draw was refused)
+        sid, n = got
+        if forward:  # the claim timer runs on the stepped clock: a no-show within seconds
+            deadline = time.monotonic() + 15
+            while (state := self._pick_state(sid, n)) != "no_show":
+                if time.monotonic() > deadline:
+                    return [f"{sid} pick {n}: {state} 15 s after the clock stepped past its "
+                            "claim window (the claim timer did not fire)"]  # fmt: skip
+                time.sleep(0.1)
+            return []
+        time.sleep(1.0)  # a tick or five on the stepped-back clock
+        state = self._pick_state(sid, n)
+        if state != "pending":
+            return [f"{sid} pick {n}: {state} after the clock stepped back (its window is open)"]
+        if hand.command(sid, f"picks/{n}/verify") is not None:
+            self.expect_backwards = True  # journaled before the record it follows
+        return []
+
+    def _pick_state(self, sid: str, n: int) -> str | None:
+        assert self.hand is not None
+        summary = self.hand.summary(sid) or {}
+        for pick in summary.get("picks", []):
+            if pick.get("pick") == n:
+                return str(pick.get("state"))
+        return None
 
     # ------------------------------------------------------------------ checks
 
     def check(self) -> list[str]:
         """The invariants after a fault (see the module docstring); what is wrong."""
-        load, hand = self.load, self.hand
-        assert load is not None and hand is not None
+        load, hand, draws = self.load, self.hand, self.draws
+        assert load is not None and hand is not None and draws is not None
         wrong: list[str] = []
         if load.error:
             wrong.append(f"the publisher failed: {load.error}")
+        if draws.errors:
+            wrong.append(f"the handheld failed: {draws.errors[-1]}")
+            draws.errors.clear()
+        if not draws.pause():
+            wrong.append("the handheld's command in flight had no end in 60 s")
         if not load.pause():
             wrong.append("the broker did not acknowledge the publisher's messages in 30 s")
         try:
             wrong += self._points()
             wrong += self._journal()
-            done = subprocess.run([*raps_command(), "verify", self.pg.url],
-                                  capture_output=True, text=True, timeout=120)  # fmt: skip
-            if done.returncode not in VALID:  # 3: valid, with anomalies (early no-shows)
-                self.verify_failures += 1
-                tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-                wrong.append(f"raps verify failed: {' | '.join(tail)}")
+            wrong += self._verify()
         finally:
             load.resume()
+            draws.resume()
         return wrong
+
+    def _verify(self) -> list[str]:
+        done = subprocess.run([*raps_command(), "verify", self.pg.url],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        if done.returncode not in VALID:  # 3: valid, with anomalies (early no-shows)
+            self.verify_failures += 1
+            tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+            return [f"raps verify failed (exit {done.returncode}): {' | '.join(tail)}"]
+        if self.expect_backwards:
+            if done.returncode != 3 or "went backwards" not in done.stdout:
+                self.verify_failures += 1
+                return ["raps verify did not report the journal's time going backwards "
+                        f"(exit {done.returncode})"]  # fmt: skip
+            self.backwards_reported += 1
+            self.expect_backwards = False
+        return []
 
     def _points(self) -> list[str]:
         """Each card's points equal its acknowledged games, within SETTLE_SECONDS."""
@@ -317,10 +389,11 @@ class Chaos:
             if cid:
                 seen[cid] += 1
                 records[(cid, str(rec.get("type")))] += 1
+        answered = hand.answered_ids()
         out = []
-        missing = [c for c in hand.answered if seen[c] == 0]
+        missing = [c for c in answered if seen[c] == 0]
         repeated = {cid for (cid, _), n in records.items() if n > 1}
-        twice = [c for c in hand.answered if c in repeated]
+        twice = [c for c in answered if c in repeated]
         if missing:
             out.append(f"{len(missing)} answered commands not in the journal: {missing[:3]}")
         if twice:
@@ -333,16 +406,18 @@ class Chaos:
 
     def run(self, plan: list[str]) -> None:
         for i, kind in enumerate(plan, start=1):
-            self.draws(self.rng.randint(1, 4))
+            time.sleep(self.rng.uniform(0.2, 1.0))  # the load and the draws run meanwhile
             t0 = time.monotonic()
             try:
-                self.inject(kind)
+                wrong = self.inject(kind)
             except Exception as e:
                 self.problems.append(f"fault {i} {kind}: injecting failed: {e}")
                 say(f"fault {i:>4}/{len(plan)} {kind:<15} INJECTION FAILED: {e}")
+                if self.draws is not None:
+                    self.draws.resume()
                 continue
             self.faults[kind] += 1
-            wrong = self.check()
+            wrong += self.check()
             took = time.monotonic() - t0
             assert self.hand is not None and self.load is not None
             games = sum(self.load.pub.games.values())
@@ -364,15 +439,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     rng = random.Random(seed)
-    if args.quick:
+    if args.quick:  # each kind once, and the clock back after its step forward
         plan = list(KINDS)
         rng.shuffle(plan)
+        plan.append("clock_step")
     else:
         plan = [rng.choice(KINDS) for _ in range(args.faults)]
     start_clock()
     section(f"chaos: {len(plan)} faults, seed {seed}")
-    for kind, why in SKIPPED.items():
-        say(f"skipped fault kind {kind}: {why}")
     t0 = time.monotonic()
     sas = 0.0
     with tempfile.TemporaryDirectory(prefix="raps-chaos-") as tmp:
@@ -387,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     assert chaos.load is not None and chaos.hand is not None
     injected = sum(chaos.faults.values())
     lost = chaos.lost + chaos.missing_commands
-    target_faults = len(KINDS) if args.quick else 200
+    target_faults = len(plan) if args.quick else 200
     clean = lost == 0 and chaos.doubled == 0 and chaos.twice_commands == 0
     targets: dict[str, Any] = {
         "faults_survived": {
@@ -406,12 +480,17 @@ def main(argv: list[str] | None = None) -> int:
         "faults": injected,
         "faults_survived": chaos.survived,
         "by_kind": dict(chaos.faults),
-        "skipped_kinds": SKIPPED,
+        "disk_full_mode": chaos.pg.disk_mode,
+        "clock_steps": dict(chaos.clock_steps),
+        "time_backwards_reported": chaos.backwards_reported,
+        "kills_mid_command": chaos.kills_mid_command,
         "games_acknowledged": sum(chaos.load.pub.games.values()),
         "publish_retries": chaos.load.pub.failures,
         "sas_events_since_last_start": sas,
         "commands_answered": len(chaos.hand.answered),
+        "sessions_used": chaos.draws.session if chaos.draws else 0,
         "commands_refused": chaos.hand.refused,
+        "refusals": dict(chaos.hand.refusals.most_common(8)),
         "lost_messages": chaos.lost,
         "doubled_messages": chaos.doubled,
         "commands_missing": chaos.missing_commands,

@@ -3,14 +3,17 @@ config, a numbered MQTT publisher and a marketing handheld.
 
 - `PrivatePostgres`: a cluster of our own (initdb -A trust + pg_ctl as the postgres
   user, STACK.md), on a free port, that the faults stop, restart, cut connections of,
-  and make refuse floor-log writes (a trigger: the simulated disk full).
+  and fill the disk of: as root its data directory is on a small tmpfs of its own, and a
+  ballast file fills it (a real disk full); otherwise a trigger makes floor-log writes
+  fail with "No space left on device" (the simulated one).
 - `chaos_config`: a listed floor (MQTT machines M01-M04 fed by `Publisher`, SAS machines
   M05-M08 on a simulated in-memory loop), the database on that cluster, the private
   broker, rehearsal sessions, a ticket draw open now, a marketing and a kiosk token.
 - `Publisher`: card-ins and games for one card per MQTT machine, QoS 1, every message
   numbered (`seq`, `boot`); a message counts as published once the broker acknowledged
   it, and a publish that failed is sent again with the same event id.
-- `Handheld`: draw commands over the API, remembering every command that was answered.
+- `Handheld`: draw commands over the API, remembering every command that was answered
+  (thread-safe); `Draws`: the chaos bench's handheld user in a thread of their own.
 
 Shared by bench/chaos.py and tests/test_alerts_fire.py; both import it as
 `bench.chaos_infra` with the repository root on sys.path.
@@ -22,12 +25,15 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,6 +46,7 @@ import httpx
 from raps.config import hash_secret
 
 MQTT_MACHINES = ("M01", "M02", "M03", "M04")
+PICKS_PER_SESSION = 4  # of the slot quota's 6: a session never runs out before it is closed
 SAS_MACHINES = ("M05", "M06", "M07", "M08")
 TICKET_DRAW = "chaos-draw"
 TZ = ZoneInfo("Africa/Johannesburg")
@@ -64,18 +71,41 @@ def _as_postgres() -> list[str]:
     return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
 
-class PrivatePostgres:
-    """A throwaway PostgreSQL cluster on a free port: started, stopped, restarted."""
+SMALL_DISK = "256m"  # the data directory's own filesystem (as root): room to fill
 
-    def __init__(self) -> None:
+
+class PrivatePostgres:
+    """A throwaway PostgreSQL cluster on a free port: started, stopped, restarted.
+
+    With `small_disk` (and root, which mounting needs) its data directory is on a tmpfs
+    of its own (`SMALL_DISK`): `fill_disk` fills it with a ballast file, a disk as full
+    as a real one, and frees it again.  Without, `fill_disk` falls back to a trigger
+    that refuses floor-log writes with the same error.
+    """
+
+    def __init__(self, small_disk: bool = False) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="raps-chaos-pg-"))
+        self.disk: Path | None = None
         if os.geteuid() == 0:
+            if small_disk:
+                self.disk = self.base / "disk"
+                self.disk.mkdir()
+                opts = f"size={SMALL_DISK},mode=0700"
+                subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "raps-chaos", str(self.disk)],
+                               check=True, capture_output=True)  # fmt: skip
+                shutil.chown(self.disk, "postgres", "postgres")
             shutil.chown(self.base, "postgres", "postgres")
-        self.data = self.base / "data"
+        self.data = (self.disk or self.base) / "data"
+        self.ballast = (self.disk or self.base) / "ballast"
         self.port = free_port()
         self.dbname = "raps"
         subprocess.run([*_as_postgres(), _pg_bin("initdb"), "-A", "trust", "-U", "postgres",
                         "-D", str(self.data)], check=True, capture_output=True)  # fmt: skip
+
+    @property
+    def disk_mode(self) -> str:
+        """How `fill_disk` fills the disk: "tmpfs" (a real full filesystem) or "trigger"."""
+        return "tmpfs" if self.disk is not None else "trigger"
 
     @property
     def url(self) -> str:
@@ -86,8 +116,15 @@ class PrivatePostgres:
                        check=True, capture_output=True, timeout=60)  # fmt: skip
 
     def start(self) -> None:
-        opts = f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1"
+        # small WAL: the tmpfs has room for the data and a ballast to fill the rest
+        opts = (f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1 "
+                "-c min_wal_size=32MB -c max_wal_size=64MB")  # fmt: skip
         self._ctl("-o", opts, "-l", str(self.base / "log"), "-w", "start")
+
+    def running(self) -> bool:
+        done = subprocess.run([*_as_postgres(), _pg_bin("pg_ctl"), "-D", str(self.data),
+                               "status"], capture_output=True, timeout=30)  # fmt: skip
+        return done.returncode == 0
 
     def stop(self) -> None:
         self._ctl("-m", "fast", "-w", "stop")
@@ -116,6 +153,33 @@ class PrivatePostgres:
         )
         return int(rows[0][0])
 
+    def fill_disk(self, on: bool) -> None:
+        """The database's disk full (`on`) or freed again; see the class docstring.
+
+        Freed, PostgreSQL goes on by itself, or, had it stopped (a checkpoint or WAL
+        write that failed is a PANIC), is started again as its service manager would."""
+        if self.disk is None:
+            self.fail_floor_log(on)
+            return
+        if on:
+            free = shutil.disk_usage(self.disk).free
+            with self.ballast.open("wb", buffering=0) as f:
+                with contextlib.suppress(OSError):
+                    os.posix_fallocate(f.fileno(), 0, max(0, free - (1 << 20)))
+                f.seek(0, os.SEEK_END)
+                for chunk in (1 << 16, 1 << 12, 1):  # then the last bytes: as full as it gets
+                    with contextlib.suppress(OSError):
+                        while True:
+                            f.write(b"\0" * chunk)
+        else:
+            self.ballast.unlink(missing_ok=True)
+            deadline = time.monotonic() + 20
+            while not self.running():
+                if time.monotonic() > deadline:
+                    self.start()
+                    break
+                time.sleep(0.2)
+
     def fail_floor_log(self, on: bool) -> None:
         """The disk is full for the floor log: a trigger aborts every batch INSERT."""
         if on:
@@ -132,12 +196,15 @@ class PrivatePostgres:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.stop()
+        if self.disk is not None:
+            subprocess.run(["umount", "-l", str(self.disk)], capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
 
 
 def chaos_config(
     folder: Path, site: str, db_url: str, mqtt_port: int, token: str, kiosk_token: str,
-    sessions: int = 4, games_per_minute: float = 120.0,
+    sessions: int = 4, games_per_minute: float = 120.0, claim_seconds: int = 600,
+    idle_seconds: int = 120,
 ) -> str:  # fmt: skip
     """The daemon's TOML (see the module docstring)."""
     now_local = datetime.now(TZ).replace(microsecond=0)
@@ -154,6 +221,7 @@ def chaos_config(
         f'client_id = "raps-{site}"\n',
         f'[sources]\nstate_dir = "{folder / "sas-state"}"\n',
     ]
+    parts.append(f"[floor]\nidle_seconds = {idle_seconds}\n")
     for m in (*MQTT_MACHINES, *SAS_MACHINES):
         parts.append(f'[[floor.machines]]\nid = "{m}"\narea = "Main Floor"\nbank = "B1"\n'
                      f'number = "{m[1:]}"\n')  # fmt: skip
@@ -169,7 +237,7 @@ def chaos_config(
     )
     for n in range(1, sessions + 1):
         parts.append(f'[[sessions]]\nid = "s{n}"\npromotion = "chaos"\nstarts = "{at(0)}"\n'
-                     "claim_seconds = 600\nrehearsal = true\n")  # fmt: skip
+                     f"claim_seconds = {claim_seconds}\nrehearsal = true\n")  # fmt: skip
     parts.append(
         '[[ticket_programs]]\nid = "chaos-tickets"\npromotion = "chaos"\n'
         "rates = { ten = 1, jack = 1, queen = 1, king = 1, ace = 1 }\n"
@@ -268,34 +336,55 @@ class Handheld:
         self.answered: dict[str, str] = {}  # command id -> session id
         self.refused = 0
         self.n = 0
+        self.inflight = 0  # commands sent and not answered yet
+        self.refusals: Counter[str] = Counter()  # why, by command and HTTP status
+        self._lock = threading.Lock()
 
     def rebase(self, url: str) -> None:
         self.client.base_url = httpx.URL(url)
 
     def command(self, session: str, path: str, **body: Any) -> dict[str, Any] | None:
         """One command with a new id; its answer, or None (an error or no answer)."""
-        self.n += 1
-        cid = f"{session}-c{self.n}-{int(time.time() * 1000)}"
+        with self._lock:
+            self.n += 1
+            cid = f"{session}-c{self.n}-{int(time.time() * 1000)}"
+        self.inflight += 1
         try:
             r = self.client.post(f"/api/sessions/{session}/{path}",
                                  json={**body, "command_id": cid})  # fmt: skip
-        except httpx.HTTPError:
+        except httpx.HTTPError as e:
             self.refused += 1
+            self.refusals[f"{path.split('/')[-1]}: {type(e).__name__}"] += 1
             return None
+        finally:
+            self.inflight -= 1
         if not r.is_success:
             self.refused += 1
+            self.refusals[f"{path.split('/')[-1]}: {r.status_code}"] += 1
             return None
-        self.answered[cid] = session
+        with self._lock:
+            self.answered[cid] = session
         data: dict[str, Any] = r.json()
         return data
 
+    def answered_ids(self) -> dict[str, str]:
+        """A copy of the answered commands (the draws thread adds to them)."""
+        with self._lock:
+            return dict(self.answered)
+
     def state(self, session: str) -> str | None:
         """The session's state (scheduled, open, closed), or None without an answer."""
+        summary = self.summary(session)
+        return None if summary is None else str(summary.get("state"))
+
+    def summary(self, session: str) -> dict[str, Any] | None:
+        """The session as GET /api/sessions/{id} shows it, or None without an answer."""
         try:
             r = self.client.get(f"/api/sessions/{session}")
         except httpx.HTTPError:
             return None
-        return str(r.json().get("state")) if r.is_success else None
+        data: dict[str, Any] = r.json() if r.is_success else {}
+        return data or None
 
     def points(self, card: str) -> float | None:
         try:
@@ -305,3 +394,106 @@ class Handheld:
         if not r.is_success:
             return None
         return float(r.json()["raps"][0]["points_today"])
+
+
+class Draws(threading.Thread):
+    """The marketing handheld in its own thread: one command after another (opening
+    sessions, drawing, settling each pick, closing), while the faults land; `pause()`
+    waits until the command in flight has its answer (or none)."""
+
+    def __init__(self, hand: Handheld, seed: int, sessions: int) -> None:
+        super().__init__(daemon=True, name="draws")
+        self.hand = hand
+        self.rng = random.Random(seed)
+        self.sessions = sessions
+        self.session = 0
+        self.picks: list[int] = []
+        self.stop = threading.Event()
+        self.paused = threading.Event()
+        self.idle = threading.Event()
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            if self.paused.is_set():
+                self.idle.set()
+                self.stop.wait(0.02)
+                continue
+            try:
+                self.step()
+            except Exception as e:  # reported by the driver
+                self.errors.append(f"{type(e).__name__}: {e}")
+            self.stop.wait(self.rng.uniform(0.05, 0.4))
+
+    def pause(self, timeout: float = 60.0) -> bool:
+        self.idle.clear()
+        self.paused.set()
+        return not self.is_alive() or self.idle.wait(timeout)
+
+    def resume(self) -> None:
+        self.paused.clear()
+
+    @property
+    def sid(self) -> str:
+        return f"s{self.session}"
+
+    def _next_session(self) -> bool:
+        """Close the session (forced) and open the next; False when none is left."""
+        if self.session:
+            self.hand.command(self.sid, "close", force=True)
+        if self.session >= self.sessions:
+            return False
+        self.session += 1
+        self.picks = []
+        self.hand.command(self.sid, "open")
+        return True
+
+    def step(self) -> None:
+        """One command (a pick's draw and its outcome: a few)."""
+        hand = self.hand
+        if self.session == 0 or len(self.picks) >= PICKS_PER_SESSION:
+            self._next_session()
+            return
+        answer = hand.command(self.sid, "draw", kind="slots")
+        pick = (answer or {}).get("pick")
+        if answer is not None and pick is None:
+            self.picks.append(0)  # nobody left: the session is done
+            return
+        if pick is None:  # refused: an open refused during a fault, or settled picks
+            state = hand.state(self.sid)
+            if state == "scheduled":
+                hand.command(self.sid, "open")
+            elif state is not None and state != "open":
+                self.picks = [0] * PICKS_PER_SESSION  # done: the next session
+            return
+        n = int(pick["pick"])
+        self.picks.append(n)
+        outcome = self.rng.choice(("verify", "no-show", "void"))
+        if outcome == "verify":
+            if hand.command(self.sid, f"picks/{n}/verify") is not None:
+                hand.command(self.sid, f"picks/{n}/award", amount=10_000, kind="cash",
+                             envelope=f"E{n}")  # fmt: skip
+        elif outcome == "void":
+            hand.command(self.sid, f"picks/{n}/void", reason="chaos")
+        else:
+            hand.command(self.sid, f"picks/{n}/no-show")
+
+    def pending_pick(self) -> tuple[str, int] | None:
+        """While paused: a pick drawn and left pending (session, number), or None."""
+        done = self.session == 0 or len(self.picks) >= PICKS_PER_SESSION
+        if done and not self._next_session():
+            return None
+        if self.hand.state(self.sid) == "scheduled":
+            self.hand.command(self.sid, "open")
+        pick = (self.hand.command(self.sid, "draw", kind="slots") or {}).get("pick")
+        if pick is None:
+            return None
+        self.picks.append(int(pick["pick"]))
+        return self.sid, int(pick["pick"])
+
+
+def to_local_midnight() -> float:
+    """Seconds until the site's next midnight: a points day must not change under a step."""
+    now = datetime.now(TZ)
+    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return (midnight - now).total_seconds()

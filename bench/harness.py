@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -232,8 +232,10 @@ class RapsProcess:
         command: Sequence[str] | None = None,
         name: str = "daemon",
         fail: type[Exception] = RuntimeError,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
+        self.env = {**os.environ, **env} if env else None  # more environment variables
         self.ready_file = ready_file
         self.log_path = log_path
         self.cwd = cwd
@@ -251,7 +253,7 @@ class RapsProcess:
             cmd.append("--create-key")
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.cwd
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=self.cwd, env=self.env
             )
 
     def ready(self) -> bool:
