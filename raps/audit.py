@@ -387,8 +387,11 @@ def _column_errors(entries: list[Entry], columns: list[tuple[int, str, str]]) ->
     the daemon reads a session back by its column, so an edit there (outside the hash)
     could move a record out of its session; verify names every one."""
     chained = {e.seq: e for e in entries}
+    newest = max(chained, default=0)
     out = []
     for seq, session_id, type_ in columns:
+        if seq > newest:
+            continue  # appended after the entries were read (a live daemon): the next verify's
         e = chained.get(seq)
         try:
             rec = e.record if e is not None else {}
