@@ -75,6 +75,9 @@ SITE = "chaos"
 SETTLE_SECONDS = 45.0
 SESSIONS = 120
 READY_SECONDS = 240.0  # a start on a loaded 2-core machine took over 90 s
+# points per ticket: at 1, every game was a journaled credit (37,000 by fault 82 of a full
+# run), and raps verify, which reads the whole journal after every fault, slowed the run
+TICKET_RATE = 50
 CLAIM_SECONDS = 120  # a forward clock step of a little more ends a pending pick's window
 IDLE_SECONDS = 3600  # MQTT players stay active on a clock up to MAX_OFFSET ahead
 MAX_OFFSET = 1800.0  # the daemon's clock is never more than this ahead, never behind
@@ -182,7 +185,8 @@ class Chaos:
         config.write_text(chaos_config(self.folder, SITE, self.pg.url, self.broker.port,
                                        self.token, self.kiosk, sessions=SESSIONS,
                                        claim_seconds=CLAIM_SECONDS,
-                                       idle_seconds=IDLE_SECONDS))  # fmt: skip
+                                       idle_seconds=IDLE_SECONDS,
+                                       ticket_rate=TICKET_RATE))  # fmt: skip
         self.daemon = RapsProcess(config, self.folder / "ready.json", self.folder / "daemon.log",
                                   cwd=self.folder, name="raps run",
                                   env={CLOCK_OFFSET_ENV: str(self.offset_file)})  # fmt: skip

@@ -204,9 +204,9 @@ class PrivatePostgres:
 def chaos_config(
     folder: Path, site: str, db_url: str, mqtt_port: int, token: str, kiosk_token: str,
     sessions: int = 4, games_per_minute: float = 120.0, claim_seconds: int = 600,
-    idle_seconds: int = 120,
+    idle_seconds: int = 120, ticket_rate: int = 1,
 ) -> str:  # fmt: skip
-    """The daemon's TOML (see the module docstring)."""
+    """The daemon's TOML (see the module docstring); `ticket_rate` points per ticket."""
     now_local = datetime.now(TZ).replace(microsecond=0)
 
     def at(hours: float) -> str:
@@ -240,7 +240,8 @@ def chaos_config(
                      f"claim_seconds = {claim_seconds}\nrehearsal = true\n")  # fmt: skip
     parts.append(
         '[[ticket_programs]]\nid = "chaos-tickets"\npromotion = "chaos"\n'
-        "rates = { ten = 1, jack = 1, queen = 1, king = 1, ace = 1 }\n"
+        f"rates = {{ ten = {ticket_rate}, jack = {ticket_rate}, queen = {ticket_rate}, "
+        f"king = {ticket_rate}, ace = {ticket_rate} }}\n"
         "complimentary = { ten = 1, jack = 2, queen = 3, king = 4, ace = 5 }\n"
         f'[ticket_programs.period]\nkind = "fixed_start_to_draw"\nstart = "{at(-24)}"\n'
         f'[[ticket_draws]]\nid = "{TICKET_DRAW}"\nprogram = "chaos-tickets"\n'
