@@ -179,6 +179,7 @@ class Daemon:
                     source=f"sim{int(start.timestamp())}",
                     # the same casino at every start: only the play differs when unseeded
                     directory_seed=None if sim_cfg.seed is not None else 0,
+                    photo_base_url=sim_cfg.photo_base_url,
                 )
 
             warmup = timedelta(seconds=sim_cfg.warmup_seconds)

@@ -33,6 +33,14 @@ FIRST_NAMES = (
     "Thandi", "Sipho", "Lerato", "Johan", "Anele", "Pieter", "Naledi", "Ayesha", "Kagiso",
     "Zanele", "Riaan", "Busi", "Mandla", "Priya", "Themba", "Karabo", "Elna", "Musa",
 )  # fmt: skip
+# one surname per initial: a player is "Johan F." on the screens and "Johan Ferreira" at
+# the handheld's ID check (the same random draws as when the directory held initials)
+SURNAMES = (
+    "Abrahams", "Botha", "Cele", "Dlamini", "Erasmus", "Ferreira", "Govender", "Hendricks",
+    "Isaacs", "Jacobs", "Khumalo", "Louw", "Molefe", "Naidoo", "Oosthuizen", "Pillay",
+    "Qwabe", "Rossouw", "Sithole", "Tshabalala", "Uys", "Venter", "Williams", "Xaba",
+    "Yende", "Zulu",
+)  # fmt: skip
 BETS = (20, 50, 100, 100, 200, 250, 500, 1000, 2500)  # minor units per game
 TABLE_BETS = (5_000, 10_000, 20_000, 50_000, 100_000)
 T = TypeVar("T")
@@ -67,6 +75,7 @@ class SimPlayer:
     age_verified: bool
     exclusions: frozenset[Exclusion]
     in_directory: bool
+    photo_url: str | None = None
 
 
 class FloorSimulator:
@@ -82,9 +91,11 @@ class FloorSimulator:
         source: str = "sim",
         occupancy: float = 0.6,
         directory_seed: int | None = None,
+        photo_base_url: str | None = None,
     ) -> None:
         """`directory_seed` fixes who the players are (tier, name, exclusions) apart from
-        how they play; without it the directory follows `seed`."""
+        how they play; without it the directory follows `seed`.  With `photo_base_url`
+        every player has a photo, `<photo_base_url><card>.png`."""
         if players < 1:
             raise ValueError("the simulator needs at least one player")
         self.layout = layout
@@ -95,7 +106,7 @@ class FloorSimulator:
         self.occupancy = occupancy
         self._n = 0
         who = self.rng if directory_seed is None else random.Random(directory_seed)
-        self.players = [self._make_player(i, who) for i in range(players)]
+        self.players = [self._make_player(i, who, photo_base_url) for i in range(players)]
         self._idle = list(range(players))  # indexes of players not on the floor
         self.rng.shuffle(self._idle)
         self._free_machines = list(layout.machines)
@@ -108,7 +119,7 @@ class FloorSimulator:
         self._seat_state: dict[tuple[str, int], tuple[int, int, float]] = {}
 
     @staticmethod
-    def _make_player(i: int, rng: random.Random) -> SimPlayer:
+    def _make_player(i: int, rng: random.Random, photos: str | None = None) -> SimPlayer:
         r = rng.random()
         tiers = (Tier.TEN, Tier.JACK, Tier.QUEEN, Tier.KING, Tier.ACE)
         tier = tiers[min(4, int(rng.expovariate(1.2)))]
@@ -119,14 +130,16 @@ class FloorSimulator:
             exclusions = frozenset({Exclusion.REFUSAL_OF_ENTRY})
         elif r < 0.018:
             exclusions = frozenset({Exclusion.STAFF_OR_ASSOCIATE})
-        name = f"{rng.choice(FIRST_NAMES)} {chr(65 + rng.randrange(26))}."
+        name = f"{rng.choice(FIRST_NAMES)} {SURNAMES[rng.randrange(26)]}"
+        card = f"{6_000_000_000 + i * 7919 % 1_000_000_000:010d}"
         return SimPlayer(
-            card=f"{6_000_000_000 + i * 7919 % 1_000_000_000:010d}",
+            card=card,
             tier=tier,
             display_name=name,
             age_verified=rng.random() > 0.004,
             exclusions=exclusions,
             in_directory=rng.random() > 0.002,
+            photo_url=None if photos is None else f"{photos}{card}.png",
         )
 
     def _id(self) -> str:
@@ -145,6 +158,7 @@ class FloorSimulator:
                 display_name=p.display_name,
                 age_verified=p.age_verified,
                 exclusions=p.exclusions,
+                photo_url=p.photo_url,
             )
             for p in self.players
             if p.in_directory

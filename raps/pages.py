@@ -258,6 +258,8 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
             "site": {"id": cfg.site.id, "name": cfg.site.name, "timezone": cfg.site.timezone},
             # the promotions' names ([[promotions]] name), for headers instead of raw ids
             "promotions": {p.id: p.name or p.id for p in cfg.promotion_entries},
+            # how each promotion's PA line names a winner ([[promotions]] announce_name)
+            "announce": {p.id: p.announce_name for p in cfg.promotion_entries},
             "now": service.clock().isoformat(),
         }
 

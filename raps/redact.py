@@ -18,3 +18,16 @@ def short_name(display_name: str) -> str:
     if len(parts) == 1:
         return parts[0]
     return f"{parts[0]} {parts[-1][0].upper()}."
+
+
+def announced_name(full: str, style: str) -> str:
+    """The winner's name as configured for announcements (`announce_name`: the PA line,
+    the stage screen): "first_initial" 'Thandi M.', "first" 'Thandi', "full" as given."""
+    words = full.split()
+    if not words:
+        return full
+    if style == "full":
+        return " ".join(words)
+    if style == "first":
+        return words[0]
+    return short_name(full)

@@ -41,6 +41,7 @@ from raps.body_limit import BodyLimits, invalid_request
 from raps.claim_routes import register_claim_routes
 from raps.config import Config
 from raps.game_routes import register_game_routes
+from raps.identity_routes import register_identity_routes
 from raps.pages import register_pages
 from raps.prize_report_routes import register_prize_report_routes
 from raps.report_routes import register_report_routes
@@ -374,6 +375,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     register_game_routes(app, web)
     register_schedule_routes(app, web)
     register_report_routes(app, web)
+    register_identity_routes(app, web)
     publish_access(app.routes)
     # inside the Gatekeeper: a stranger to a private route is refused before any body
     app.add_exception_handler(RequestValidationError, invalid_request)

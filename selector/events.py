@@ -238,6 +238,9 @@ class PlayerUpserted(FloorEvent):
     age_verified: bool
     exclusions: frozenset[Exclusion] = field(default_factory=frozenset)
     block_reason: str | None = None
+    # the player's photo in the casino system, for the handheld's ID check only (the
+    # daemon fetches it from an allowed origin; it is never shown anywhere else)
+    photo_url: str | None = None
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)

@@ -106,6 +106,7 @@ class PlayerProfile:
     age_verified: bool
     exclusions: frozenset[Exclusion]
     block_reason: str | None
+    photo_url: str | None = None  # for the ID check only (docs/pages.md, directory fields)
 
 
 class _Player(PointsCell):
@@ -814,6 +815,7 @@ class Floor:
             age_verified=ev.age_verified,
             exclusions=ev.exclusions or _NO_EXCLUSIONS,  # one shared empty set: memory
             block_reason=ev.block_reason,
+            photo_url=ev.photo_url,
         )
         self._sink_points(p, ev.epoch, 0, ev.event_id)  # the cell is readied off the game path
         self._evaluate(p)
@@ -1020,7 +1022,9 @@ class Floor:
                 p.card,
                 None if prof is None else [prof.tier, prof.display_name, prof.age_verified,
                                            sorted(prof.exclusions) if prof.exclusions else [],
-                                           prof.block_reason],
+                                           prof.block_reason,
+                                           # a photo only when there is one (older snapshots: five)
+                                           *([prof.photo_url] if prof.photo_url else [])],
                 p.kind, p.machine.info.machine if p.machine is not None else None,
                 p.table, p.seat, p.active, p.active_since, p.last_game, list(p.points),
                 p.since,
@@ -1083,9 +1087,10 @@ class Floor:
             p = self._players[card] = _Player(card, len(self._clocks))
             p.since = float(v2[0]) if v2 else 0.0
             if prof is not None:
-                tier, name, age, exclusions, reason = prof
+                tier, name, age, exclusions, reason, *photo = prof
                 excl = frozenset(Exclusion(e) for e in exclusions)
-                p.profile = PlayerProfile(Tier(tier), name, age, excl, reason)
+                p.profile = PlayerProfile(Tier(tier), name, age, excl, reason,
+                                          photo[0] if photo else None)  # fmt: skip
             for i, key in enumerate(keys):
                 j = old_index.get(key)
                 if j is not None:

@@ -27,6 +27,9 @@ class SimulateConfig(StrictModel):
     warmup_seconds: float = Field(default=1200.0, ge=0)
     # the first N machines also play through simulated SAS machines and the real poller
     sas_machines: int = Field(default=0, ge=0)
+    # every simulated player has a photo, <photo_base_url><card>.png (the ID check; list
+    # its origin in [directory] photo_origins)
+    photo_base_url: str | None = Field(default=None, pattern=r"^https?://\S+$", max_length=400)
 
 
 def _str_or_int(v: Any) -> Any:

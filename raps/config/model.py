@@ -32,6 +32,7 @@ from raps.config.schedule import facts as schedule_facts
 from raps.config.schedule import seed, seeding_command
 from raps.config.site import (
     CredentialsConfig,
+    DirectoryConfig,
     HttpConfig,
     LoggingConfig,
     SiteConfig,
@@ -62,6 +63,7 @@ class Config(StrictModel):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
+    directory: DirectoryConfig = Field(default_factory=DirectoryConfig)
     mqtt: MqttConfig = Field(default_factory=MqttConfig)
     floor: FloorConfig
     sources: SourcesConfig = Field(default_factory=SourcesConfig)

@@ -75,6 +75,9 @@ class PromotionConfig(StrictModel):
     areas_excluded: tuple[str, ...] = ()
     pool_kinds: tuple[PoolKindName, ...] = Field(default=("slots", "tables"), min_length=1)
     min_active_seconds: float = Field(default=0.0, ge=0)
+    # how the handheld's PA line names a winner (003 rule 16): "Thandi M.", "Thandi" or
+    # "Thandi Mokoena"; the screens always show first name and initial
+    announce_name: Literal["first_initial", "first", "full"] = "first_initial"
     # the schedule (selector.schedule), seeded from here at first start: its period, its
     # calendar of draws (selector.calendar_spec) and the RAPS sessions that calendar makes
     period: dict[str, Any] | None = None

@@ -1,5 +1,6 @@
-"""`[site]`, `[storage]`, `[credentials]`, `[http]` and `[logging]`: where the daemon runs,
-where it keeps its state, and how it is reached and heard."""
+"""`[site]`, `[storage]`, `[credentials]`, `[http]`, `[directory]` and `[logging]`: where the
+daemon runs, where it keeps its state, how it is reached and heard, and where it may fetch
+the player directory's photos."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
@@ -167,6 +169,29 @@ class HttpConfig(StrictModel):
         if v is not None and len(v.get_secret_value()) < 16:
             raise ValueError("must be at least 16 characters (try `openssl rand -hex 16`)")
         return v
+
+
+class DirectoryConfig(StrictModel):
+    """The player directory's photos (`photo_url` of player_upserted) for the handheld's
+    ID check: the daemon fetches a photo only from these origins and hands it to the
+    roles that verify a winner (raps.photos); none listed: no photo is ever fetched."""
+
+    photo_origins: tuple[str, ...] = ()
+    photo_max_bytes: int = Field(default=2 * 1024 * 1024, ge=1024, le=20 * 1024 * 1024)
+    photo_timeout_seconds: float = Field(default=3.0, gt=0, le=30)
+
+    @field_validator("photo_origins")
+    @classmethod
+    def _origins(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for entry in v:
+            parts = urlsplit(entry.strip())
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"{entry!r} is no origin: use scheme://host[:port]")
+            if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+                raise ValueError(f"{entry!r}: an origin has no path, query or user")
+            out.append(f"{parts.scheme}://{parts.netloc.lower()}")
+        return tuple(out)
 
 
 class LoggingConfig(StrictModel):

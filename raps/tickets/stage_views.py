@@ -11,25 +11,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from raps.redact import mask_card, short_name
+from raps.redact import announced_name, mask_card
 from raps.tickets.stage import StageDesk, StageDraw
 from selector.tickets.announcing import announcement, money
 from selector.tickets.draw_picks import Award, Presentation, TicketPick
 from selector.tickets.draw_rules import PrizeSpec
 from selector.tickets.prizes import Letter
 from selector.tickets.proxies import Nomination
-
-
-def announced_name(full: str, style: str) -> str:
-    """The winner's name as configured for announcements (stage screen and PA)."""
-    words = full.split()
-    if not words:
-        return full
-    if style == "full":
-        return " ".join(words)
-    if style == "first":
-        return words[0]
-    return short_name(full)
 
 
 def prize_text(spec: PrizeSpec | dict[str, Any] | None) -> str:
