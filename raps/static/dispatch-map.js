@@ -71,7 +71,8 @@ const DMap = (() => {
     return Math.max(out, 0.35);
   }
 
-  // marks: [{ s, p, critical }] (pending winners, soonest first)
+  // marks: [{ s, p, label, critical }] (pending winners, soonest first; `label` is the
+  // pick's number, with its session's letter when several are open: "B1")
   function render(marks) {
     if (!svg) return;
     fitLabels();
@@ -82,7 +83,7 @@ const DMap = (() => {
     const names = [...svg.querySelectorAll(".area-label:not(.no-room)")].map((t) => t.getBBox());
     const k = scale() || 1;
     const nodes = [];
-    for (const { s, p, critical } of marks) {
+    for (const { s, p, label: text, critical } of marks) {
       const spot = spotOf(p);
       if (!spot) continue;
       spot.classList.add("hit");
@@ -90,8 +91,10 @@ const DMap = (() => {
       const cx = box.x + box.width / 2;
       const cy = box.y + box.height / 2;
       const r = clearRadius(cx, cy, base, names);
-      // the number's badge sits inside the ring's reach, so it is clear of the names too
-      const badgeR = Math.max(r * 0.55, (MIN_PX * 0.75) / k);
+      // the number's badge sits inside the ring's reach, so it is clear of the names too;
+      // wide enough for its label ("12", "B12")
+      const chars = (text || String(p.pick)).length;
+      const badgeR = Math.max(r * 0.55, (MIN_PX * 0.75) / k, (MIN_PX * 0.36 * (chars + 0.6)) / k);
       const off = Math.max(0, r * PULSE - badgeR) / Math.SQRT2;
       const g = document.createElementNS(SVG, "g");
       g.setAttribute("class", "mark");
@@ -103,8 +106,9 @@ const DMap = (() => {
       label.setAttribute("class", "mark-label");
       label.setAttribute("x", cx + off);
       label.setAttribute("y", cy - off);
-      label.style.fontSize = `${Math.max(badgeR * 1.3, MIN_PX / k)}px`;
-      label.textContent = String(p.pick);
+      // as large as the badge allows with the label inside it, never below MIN_PX
+      label.style.fontSize = `${Math.max(Math.min(badgeR * 1.3, (1.6 * badgeR) / (0.6 * chars)), MIN_PX / k)}px`;
+      label.textContent = text || String(p.pick);
       g.append(ring, badge, label);
       nodes.push(g);
     }

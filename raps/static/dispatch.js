@@ -2,7 +2,10 @@
 // Updates arrive over server-sent events the moment the journal grows, with a heartbeat
 // every second: when one is missed the screen says STALE (how old it is) and reconnects.
 // Every pending winner stays on the screen: the cards get denser, then go into columns,
-// and only past that does the list end in "+N more" (soonest deadlines always shown).
+// and only past that does the list end in "+N more" (soonest deadlines always shown);
+// the fitting is dispatch-fit.js's.  With several sessions open each has a letter (A, B,
+// ...) and its picks are "#A1", "#B1" on the cards, the ESCALATE bar, the map and the
+// history, so two sessions' pick 1 never look the same.
 "use strict";
 (() => {
   const { el } = RAPS;
@@ -11,7 +14,7 @@
   let me = null;
   let up = false;
   let stream = null;
-  const DENSITIES = 5; // dens-0 (large cards) .. dens-4 (three columns)
+  const letters = new Map(); // open session id -> its letter, kept while it stays open
 
   function thresholds(claim) {
     return { warn: Math.min(30, claim / 3), critical: Math.min(10, claim / 6) };
@@ -38,6 +41,27 @@
     return closed.length ? [closed[closed.length - 1]] : [];
   }
 
+  // Each open session's letter: given in start order when a session is first seen
+  // open, kept while it stays open (a closing session frees its letter).
+  function assignLetters() {
+    const open = activeSessions().sort((a, b) => (a.starts || "").localeCompare(b.starts || "") || a.session_id.localeCompare(b.session_id));
+    const ids = new Set(open.map((s) => s.session_id));
+    for (const id of [...letters.keys()]) if (!ids.has(id)) letters.delete(id);
+    for (const s of open) {
+      if (letters.has(s.session_id)) continue;
+      const used = new Set(letters.values());
+      let i = 0;
+      while (used.has(letterOf(i))) i++;
+      letters.set(s.session_id, letterOf(i));
+    }
+  }
+
+  const letterOf = (i) => (i < 26 ? String.fromCharCode(65 + i) : `${String.fromCharCode(65 + (i % 26))}${Math.floor(i / 26)}`);
+
+  // "A" when several sessions are open, "" when one is
+  const keyOf = (s) => (letters.size > 1 && letters.get(s.session_id)) || "";
+  const label = (s, p) => `#${keyOf(s)}${p.pick}`;
+
   function pendingPicks() {
     const out = [];
     for (const s of activeSessions()) {
@@ -53,7 +77,7 @@
   // (dispatch-map.js: labels sized in screen pixels, rings clear of the area names)
 
   function renderMarks() {
-    DMap.render(pendingPicks().map(({ s, p }) => ({ s, p, critical: level(p, s.claim_seconds || 90) === "critical" })));
+    DMap.render(pendingPicks().map(({ s, p }) => ({ s, p, label: label(s, p).slice(1), critical: level(p, s.claim_seconds || 90) === "critical" })));
   }
 
   // ---------------------------------------------------------------- rendering
@@ -61,12 +85,14 @@
   function card(s, p) {
     const [area, spot] = RAPS.where(p.location);
     // data-deadline only once the countdown runs (claim_starts "absent": from absent)
-    const data = { pick: p.pick, session: s.session_id, claim: s.claim_seconds || 90, claimKey: DClaim.key(p) };
+    const data = { pick: p.pick, session: s.session_id, label: label(s, p), claim: s.claim_seconds || 90, claimKey: DClaim.key(p) };
     if (p.deadline) data.deadline = p.deadline;
     return el("article", { class: "d-card", dataset: data },
-      el("div", { class: "d-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} winner ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : ""),
-        // the session too: pick numbers repeat when several sessions are open
-        el("span", { class: "d-tag " + (s.rehearsal ? "rehearsal" : "live") }, `${s.session_id} · ${s.rehearsal ? "REHEARSAL" : "LIVE"}`)),
+      // the session too: pick numbers repeat when several sessions are open
+      el("div", { class: "d-num" },
+        el("span", { class: "d-pick" }, label(s, p)),
+        el("span", { class: "d-what" }, `· ${RAPS.KIND[p.kind]} winner ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : "")),
+        el("span", { class: "d-tag " + (s.rehearsal ? "rehearsal" : "live") }, sessionTag(s, true))),
       el("div", { class: "d-area" }, area),
       el("div", { class: "d-spot" }, spot),
       el("div", { class: "d-who" }, `${p.display_name} · ${String(p.tier).toUpperCase()} · ${p.card}`),
@@ -75,20 +101,29 @@
       DClaim.panel(s, p, me));
   }
 
+  // "A · W1 · REHEARSAL": the session's letter (with several open), id and mode
+  // (on a card the mode word gives way on compact cards: the tag's colour still says it)
+  const sessionTag = (s, card) => {
+    const text = `${keyOf(s) ? keyOf(s) + " · " : ""}${s.session_id}`;
+    const mode = s.rehearsal ? "REHEARSAL" : "LIVE";
+    return card ? [text, el("span", { class: "d-mode" }, ` · ${mode}`)] : `${text} · ${mode}`;
+  };
+
   function render() {
-    const open = activeSessions();
+    assignLetters();
+    const open = activeSessions().sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
     $("d-sessions").replaceChildren(...(open.length
-      ? open.map((s) => el("span", { class: "d-tag " + (s.rehearsal ? "rehearsal" : "live") },
-        `${s.session_id} · ${s.rehearsal ? "REHEARSAL" : "LIVE"}`))
+      ? open.map((s) => el("span", { class: "d-tag " + (s.rehearsal ? "rehearsal" : "live"), dataset: { session: s.session_id } }, sessionTag(s)))
       : [el("span", { class: "d-tag idle" }, "No session open")]));
 
-    fitSessions();
+    DFit.sessions(open);
 
     const pending = pendingPicks();
     const list = $("pending");
-    const existing = new Map([...list.children].map((n) => [`${n.dataset.session}:${n.dataset.pick}`, n]));
+    // a card is kept while its session's letter and its claim are unchanged
+    const existing = new Map([...list.children].map((n) => [`${n.dataset.session}:${n.dataset.label}`, n]));
     const reuse = (s, p) => {
-      const node = existing.get(`${s.session_id}:${p.pick}`);
+      const node = existing.get(`${s.session_id}:${label(s, p)}`);
       return node && node.dataset.claimKey === DClaim.key(p) ? node : null;
     };
     const nodes = pending.map(({ s, p }) => reuse(s, p) || card(s, p));
@@ -96,20 +131,22 @@
     list.replaceChildren(...nodes);
     $("none").hidden = pending.length > 0;
     $("pending-count").textContent = pending.length ? `(${pending.length})` : "";
-    fitPending();
+    DFit.pending();
 
     const shown = historySession();
-    $("history-session").textContent = shown.map((s) => s.session_id + (s.rehearsal ? " (rehearsal)" : "")).join(", ");
+    // one session: named here; several: each row names its own
+    $("history-session").textContent = shown.length === 1 ? shown[0].session_id + (shown[0].rehearsal ? " (rehearsal)" : "") : "";
     const resolved = [];
     for (const s of shown) for (const p of s.picks) if (p.state !== "pending") resolved.push({ s, p });
     // the latest resolution first
     const when = (x) => x.p.resolved_at || x.p.drawn_at;
     resolved.sort((a, b) => when(b).localeCompare(when(a)));
-    const many = shown.length > 1; // pick numbers repeat across sessions: name the session
-    $("history").replaceChildren(...resolved.slice(0, 12).map(({ s, p }) => {
+    // pick numbers repeat across sessions: each row names its session's letter and id
+    const many = shown.length > 1;
+    $("history").replaceChildren(...resolved.map(({ s, p }) => {
       const [area, spot] = RAPS.where(p.location);
       return el("tr", { dataset: { pick: p.pick, state: p.state, session: s.session_id } },
-        el("td", {}, many ? `${s.session_id} #${p.pick}` : `#${p.pick}`),
+        el("td", { class: "h-pick" }, many ? `${label(s, p)} · ${s.session_id}` : `#${p.pick}`),
         el("td", {}, `${RAPS.KIND[p.kind]} ${p.slot}`),
         el("td", {}, `${area} · ${spot}`),
         el("td", {}, p.display_name),
@@ -119,7 +156,7 @@
         el("td", { class: "h-resolved" }, p.resolved_at ? hhmmss(p.resolved_at) : ""),
         el("td", { class: "h-by" }, p.resolved_by || ""));
     }));
-    fitHistory(resolved.length);
+    DFit.history();
     renderMarks();
     tick();
   }
@@ -136,7 +173,7 @@
       const over = DClaim.overLimit(s, p);
       const c = document.querySelector(`.d-card[data-pick="${p.pick}"][data-session="${CSS.escape(s.session_id)}"]`);
       if (c) c.classList.toggle("escalated", over);
-      if (over) urgent.push(`#${p.pick} · ${DClaim.escalation(s, p)} · ${RAPS.where(p.location).join(" · ")}`);
+      if (over) urgent.push(`${label(s, p)} · ${DClaim.escalation(s, p)} · ${RAPS.where(p.location).join(" · ")}`);
     }
     for (const c of document.querySelectorAll(".d-card[data-deadline]")) {
       const left = RAPS.secondsLeft(c.dataset.deadline);
@@ -146,13 +183,12 @@
       c.classList.toggle("warn", lv === "warn");
       c.classList.toggle("critical", lv === "critical");
       if (lv === "critical") {
-        urgent.push(`#${c.dataset.pick} · ${Math.ceil(left)} s · ${c.querySelector(".d-area").textContent} · ${c.querySelector(".d-spot").textContent}`);
+        urgent.push(`${c.dataset.label} · ${Math.ceil(left)} s · ${c.querySelector(".d-area").textContent} · ${c.querySelector(".d-spot").textContent}`);
       }
     }
-    const esc = $("escalation");
-    esc.classList.toggle("on", urgent.length > 0);
-    // one piece per winner, each kept whole: a second place wraps, it is never cut off
-    esc.replaceChildren(...(urgent.length ? [el("strong", {}, "ESCALATE"), ...urgent.map((u) => el("span", { class: "esc-item" }, u))] : []));
+    // one piece per winner, each kept whole: a second place wraps, it is never cut off,
+    // and those past the bar's height are counted ("+N more critical")
+    DFit.escalation(urgent);
     DMap.setCritical((session, pick) => {
       const c = document.querySelector(`.d-card[data-pick="${pick}"][data-session="${CSS.escape(session)}"]`);
       return !!c && c.classList.contains("critical");
@@ -175,70 +211,12 @@
     tick();
   }
 
-  // ------------------------------------------------------------------ fitting
-  //
-  // The wall screen never scrolls: what does not fit is made to fit.
-
-  // a phone or a tablet (narrower than a wall screen): one column that scrolls, nothing
-  // hidden or squeezed; the densities are for the wall
-  const narrow = () => window.matchMedia("(max-width: 1199px)").matches;
-
-  const overflows = (box) => box.scrollHeight > box.clientHeight + 1 || box.scrollWidth > box.clientWidth + 1;
-
-  function setDensity(level) {
-    for (let i = 0; i < DENSITIES; i++) document.body.classList.toggle(`dens-${i}`, i === level);
-    document.body.dataset.density = String(level);
-  }
-
-  function fitPending() {
-    const box = document.querySelector(".d-pending");
-    const cards = [...$("pending").children];
-    for (const c of cards) c.hidden = false;
-    const more = $("more");
-    more.hidden = true;
-    if (narrow()) { setDensity(0); return; }
-    for (let level = 0; level < DENSITIES; level++) {
-      setDensity(level);
-      if (!overflows(box)) return;
-    }
-    // denser than three columns is unreadable across a room: the latest deadlines
-    // give way, and the list says how many are not shown
-    more.hidden = false;
-    let hidden = 0;
-    for (let i = cards.length - 1; i > 0 && overflows(box); i--) {
-      cards[i].hidden = true;
-      hidden += 1;
-      more.textContent = `+${hidden} more pending (later deadlines)`;
-    }
-  }
-
-  function fitSessions() {
-    const box = $("d-sessions");
-    box.classList.remove("compact");
-    if (narrow() || !overflows(box)) return;
-    box.classList.add("compact");
-    if (!overflows(box)) return;
-    const open = activeSessions();
-    const live = open.filter((s) => !s.rehearsal).length;
-    box.replaceChildren(
-      el("span", { class: "d-tag idle" }, `${open.length} sessions open`),
-      live ? el("span", { class: "d-tag live" }, `${live} LIVE`) : null,
-      open.length - live ? el("span", { class: "d-tag rehearsal" }, `${open.length - live} REHEARSAL`) : null);
-  }
-
-  function fitHistory(total) {
-    const box = document.querySelector(".d-history");
-    const rows = [...$("history").children];
-    let shown = rows.length;
-    while (!narrow() && shown > 1 && overflows(box)) rows[--shown].remove();
-    $("history-more").textContent = total > shown ? `(latest ${shown} of ${total})` : "";
-  }
-
   async function start() {
     me = await RAPS.loadMe();
     $("site").textContent = me.site.name;
     DMap.load($("map")).then(() => renderMarks()).catch(() => {});
     window.addEventListener("resize", () => render());
+    DFit.watch();
     stream = RAPS.liveStream("/api/stream", {
       summary(view) {
         sessions.set(view.session_id, view);
