@@ -17,6 +17,7 @@ Routes (roles from the table in raps.auth; every one is checked by its Guard):
 | GET /stage/screen | public | the audience's screen (its display token in the fragment) |
 | GET /static/public/{name} | public | the login page's style and script, the receipt's style |
 | GET /static/{name} | signed in | the other pages' scripts and styles |
+| GET /handheld-sw.js | public | the handheld's offline shell (a service worker, scope /handheld) |
 | GET /report | marketing, admin, auditor | the end-of-session report (raps.report_routes) |
 | GET /api/me | signed in | who am I, the CSRF token, the server's clock |
 | GET /api/stream | marketing, security, admin | server-sent events: session summaries |
@@ -122,6 +123,7 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     # the ticket receipt's styles: a kiosk prints it with its token, never signed in
     public_files["receipt.css"] = RECEIPT_CSS.encode()
     private_files = _files(STATIC, (".js", ".css"))
+    worker = (STATIC / "worker" / "handheld-sw.js").read_bytes()
     floor_svg: list[str] = []
 
     SignedIn = Annotated[Actor, Depends(web.guard(SIGNED_IN))]
@@ -238,6 +240,13 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     @app.get("/static/{name}", tags=["static"])
     async def private_static(name: str, _a: SignedIn) -> Response:
         return _static(private_files, name)
+
+    @app.get("/handheld-sw.js", tags=["static"], dependencies=public)
+    async def handheld_worker() -> Response:
+        # public: a script without data, which the browser checks for updates even
+        # while no one is signed in; from the root, so it may take the scope /handheld
+        # (docs/pages.md "Offline"); no-cache: a new version is seen at the next load
+        return Response(worker, media_type=_TYPES[".js"], headers={"Cache-Control": "no-cache"})
 
     @app.get("/report", tags=["pages"], response_class=HTMLResponse,
              dependencies=[Depends(web.guard(REPORT_READERS, page=True))])  # fmt: skip

@@ -42,6 +42,7 @@ PUBLIC = {
     ("post", "/login"),
     ("get", "/static/public/{name}"),
     ("get", "/stage/screen"),  # the audience screen's shell: its data needs the display token
+    ("get", "/handheld-sw.js"),  # the handheld's offline shell worker: a script, no data
 }
 STATE_CHANGING_ROLES = {"marketing", "admin", "stage_host", "rewards_desk"}
 # the only state-changing routes a device may call: its own ticket entries

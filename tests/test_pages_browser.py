@@ -346,7 +346,7 @@ def draw(s: Screens, session: str, kind: str, expect_pick: int) -> dict[str, Any
     expect(card.locator(".d-spot")).to_have_text(spot)
     assert re.fullmatch(r"\S+ [A-Z]\.", winner.locator(".w-name").inner_text())
     assert re.fullmatch(r"Card \*+\d{4}", winner.locator(".w-card").inner_text())
-    expect(winner.locator(".w-count")).to_have_text(re.compile(r"^\d+$"))
+    expect(winner.locator(".w-count .w-secs")).to_have_text(re.compile(r"^\d+$"))
     return {"spot": spot}
 
 

@@ -28,19 +28,73 @@ const RAPS = (() => {
     location.assign("/login?next=" + encodeURIComponent(next));
   }
 
-  async function getJSON(path) {
-    const r = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  // An answer that is a refusal: its HTTP status and the server's `detail`.
+  class HttpError extends Error {
+    constructor(status, detail) {
+      super(detail);
+      this.status = status;
+    }
+  }
+
+  async function fetchJSON(path, signal) {
+    const r = await fetch(path, { credentials: "same-origin", signal, headers: { Accept: "application/json" } });
     noteAnswer(r);
     if (r.status === 401) {
       toLogin();
-      throw new Error("signed out");
+      throw new HttpError(401, "signed out");
     }
     if (!r.ok) {
       let detail = r.statusText;
       try { detail = (await r.json()).detail || detail; } catch (_) { /* not JSON */ }
-      throw new Error(detail);
+      throw new HttpError(r.status, detail);
     }
     return r.json();
+  }
+
+  // A pause that `signal` cuts short.
+  function pause(ms, signal) {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      if (signal) signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+  }
+
+  // A GET of JSON.  Without options: one attempt, as fetch does.  With `timeoutMs` an
+  // attempt with no full answer by then is abandoned (a stalled connection never errors
+  // by itself); with `retry` a lost, stalled or 5xx answer is asked for again after a
+  // growing pause (0.5 s up to 5 s) until one comes: `onSlow(why)` is called once an
+  // attempt has had no answer for `slowMs` (default 1.5 s), `onRetry(why)` before each
+  // new attempt. A refusal (4xx) rejects with its detail; `signal` cancels (rejects
+  // with an error named "AbortError").
+  async function getJSON(path, opts = {}) {
+    const { timeoutMs = 0, slowMs = 1500, retry = false, onSlow = null, onRetry = null, signal = null } = opts;
+    let delay = 500;
+    for (;;) {
+      if (signal && signal.aborted) throw new DOMException("cancelled", "AbortError");
+      const ctl = new AbortController();
+      const cancel = () => ctl.abort();
+      if (signal) signal.addEventListener("abort", cancel, { once: true });
+      const limit = timeoutMs ? setTimeout(cancel, timeoutMs) : null;
+      const slow = onSlow ? setTimeout(() => onSlow("no answer yet"), slowMs) : null;
+      let why = "no connection";
+      try {
+        return await fetchJSON(path, ctl.signal);
+      } catch (e) {
+        if (signal && signal.aborted) throw new DOMException("cancelled", "AbortError");
+        const refused = e instanceof HttpError;
+        if (refused && e.status < 500) throw e;
+        if (refused) why = e.message || `server error ${e.status}`;
+        else if (ctl.signal.aborted) why = "no answer yet";
+        if (!retry) throw refused || !ctl.signal.aborted ? e : new Error(`no answer within ${timeoutMs / 1000} s`);
+      } finally {
+        clearTimeout(limit);
+        clearTimeout(slow);
+        if (signal) signal.removeEventListener("abort", cancel);
+      }
+      if (onRetry) onRetry(why);
+      await pause(delay, signal);
+      delay = Math.min(delay * 2, 5000);
+    }
   }
 
   // A POST with the CSRF token. Network failures reject; HTTP answers resolve.
@@ -58,14 +112,16 @@ const RAPS = (() => {
     });
   }
 
-  async function loadMe() {
-    me = await getJSON("/api/me");
-    if (!offlineSince) syncClock(me.now); // a saved answer's clock is an old one
+  async function loadMe(opts) {
+    me = await getJSON("/api/me", opts);
+    if (offlineSince === null) syncClock(me.now); // a saved answer's clock is an old one
+    else showOffline(offlineSince); // in the site's time zone, now that it is known
     return me;
   }
 
-  // An answer marked X-RAPS-Offline (a saved copy) says since when; none is served while
-  // the pages have no offline shell (issue 18 item 12 is not shipped yet).
+  // An answer marked X-RAPS-Offline is the handheld's service worker's saved copy (the
+  // network failed): the header says when it was saved, and the page's #offline-banner
+  // says so until a fresh answer (or the live stream) arrives.
   let offlineSince = null;
 
   function noteAnswer(r) {
@@ -79,9 +135,10 @@ const RAPS = (() => {
     if (!b) return;
     b.hidden = saved === null;
     if (saved === null) return;
-    const at = saved ? new Date(saved).toLocaleTimeString("en-GB", { hour12: false }) : "";
-    b.textContent = "Offline · " + (at ? `showing the last state saved at ${at}` : "no network")
-      + " · commands wait and are sent when the network is back";
+    const tz = me ? me.site.timezone : undefined; // the site's time, once known
+    const at = saved ? new Date(saved).toLocaleTimeString("en-GB", { hour12: false, timeZone: tz }) : "";
+    b.textContent = "Offline · " + (at ? `the last state, saved at ${at}` : "no network")
+      + " · commands wait for the network";
   }
 
   function syncClock(serverIso) {
@@ -97,13 +154,16 @@ const RAPS = (() => {
     return Math.max(0, (Date.parse(deadlineIso) - now()) / 1000);
   }
 
-  async function signOut() {
-    const sw = navigator.serviceWorker && navigator.serviceWorker.controller;
-    if (sw) sw.postMessage("forget"); // keeps nothing more of this session
-    try { await post("/logout", {}); } catch (_) { /* leaving anyway */ }
-    try { // nothing of the session stays on the device
-      if (window.caches) for (const k of await caches.keys()) if (k.startsWith("raps-")) await caches.delete(k);
+  // Nothing of a sign-in stays on the device: the offline shell's saved answers go.
+  async function forgetSaved() {
+    try {
+      if (window.caches) for (const k of await caches.keys()) if (k.startsWith("raps-data")) await caches.delete(k);
     } catch (_) { /* no cache storage */ }
+  }
+
+  async function signOut() {
+    try { await post("/logout", {}); } catch (_) { /* leaving anyway */ }
+    await forgetSaved();
     location.assign("/login");
   }
 
@@ -183,6 +243,7 @@ const RAPS = (() => {
       es = new EventSource(url);
       es.addEventListener("summary", (ev) => {
         seen();
+        if (offlineSince !== null) { offlineSince = null; showOffline(null); } // fresh again
         const data = JSON.parse(ev.data);
         syncClock(data.now);
         handlers.summary(data.session);
@@ -304,7 +365,7 @@ const RAPS = (() => {
   return {
     el, getJSON, post, loadMe, syncClock, now, secondsLeft, signOut, uuid, where, KIND,
     PRIZE, money, outcome, clockText, liveStream, toLogin, commandButtons, deliver,
-    letterMoney, toast,
+    letterMoney, toast, HttpError, forgetSaved,
     get me() { return me; },
     get offline() { return offlineSince !== null; },
   };

@@ -32,6 +32,9 @@
   const states = new Map(); // pick number -> state last shown (to see no-shows happen)
   const mine = new Set(); // picks this device marked no-show itself
   let primed = false; // the session's picks seen once: later ones are new winners (a cue)
+  let loads = new AbortController(); // the session's loads; aborted on leaving it
+  let refreshing = null; // the refresh in flight (one at a time)
+  let entering = null; // the first load of a session, until it or the stream answers
 
   // ------------------------------------------------------------------ helpers
 
@@ -95,9 +98,32 @@
   }
 
   // ------------------------------------------------------------------ loading
+  //
+  // Loads never hang on a stalled connection: an attempt with no answer within the
+  // commands' timeout is sent again, and within 1.5 s the load banner says what is
+  // waiting ("Loading the session: no answer yet · retrying"); nothing is greyed.
+
+  const waiting = new Map(); // what is loading -> why it waits
+
+  function showLoads() {
+    const b = $("load-banner");
+    const [what, why] = [...waiting][0] || [];
+    b.hidden = !what;
+    if (what) b.textContent = `${what}: ${why} · retrying`;
+  }
+
+  function load(path, what, signal, opts = {}) {
+    const note = (why) => { waiting.set(what, why); showLoads(); };
+    return RAPS.getJSON(path, {
+      timeoutMs: HHCommands.TIMEOUT_MS, slowMs: HHCommands.SLOW_MS, retry: true,
+      onSlow: note, onRetry: note, signal, ...opts,
+    }).finally(() => { waiting.delete(what); showLoads(); });
+  }
+
+  const cancelled = (e) => e && e.name === "AbortError";
 
   async function loadSessions() {
-    sessions = await RAPS.getJSON("/api/sessions");
+    sessions = await load("/api/sessions", "Loading the sessions");
     const today = localDay(new Date(RAPS.now()).toISOString());
     const rank = (s) => (localDay(s.starts) === today ? 0 : 2) + (s.state === "closed" ? 1 : 0);
     sessions.sort((a, b) => rank(a) - rank(b) || a.starts.localeCompare(b.starts));
@@ -119,17 +145,28 @@
     if (!sessions.length) list.append(el("p", {}, "No session is configured."));
   }
 
+  // The session again after a command (the stream brings it too: whichever is first).
   async function refresh() {
-    if (!sid) return;
+    if (!sid || refreshing) return;
+    const id = sid;
+    refreshing = new AbortController();
+    const stop = () => refreshing.abort();
+    loads.signal.addEventListener("abort", stop, { once: true });
     try {
-      summary = await RAPS.getJSON(`/api/sessions/${encodeURIComponent(sid)}`);
-      render();
-    } catch (_) { /* the stream will bring it */ }
+      const view = await load(`/api/sessions/${encodeURIComponent(id)}`, "Updating the session", refreshing.signal);
+      if (sid === id) {
+        summary = view;
+        render();
+      }
+    } catch (_) { /* cancelled, or refused: the stream brings it */ } finally {
+      loads.signal.removeEventListener("abort", stop);
+      refreshing = null;
+    }
   }
 
   async function loadPools() {
-    try {
-      pools = await RAPS.getJSON("/api/pools");
+    try { // one attempt each 5 s, never longer than that
+      pools = await RAPS.getJSON("/api/pools", { timeoutMs: HHCommands.TIMEOUT_MS });
       renderCounts();
     } catch (_) { /* keep the last counts */ }
   }
@@ -137,6 +174,7 @@
   function showChoose() {
     if (stream) stream.close();
     stream = null;
+    loads.abort();
     clearInterval(poolTimer);
     sid = null;
     summary = null;
@@ -151,7 +189,7 @@
     primed = false;
     tickets.renderPendingBadge();
     if (location.hash) history.replaceState(null, "", location.pathname);
-    loadSessions().catch((e) => toast(e.message, true));
+    loadSessions().catch((e) => { if (!cancelled(e)) toast(e.message, true); });
   }
 
   async function enter(id) {
@@ -165,12 +203,20 @@
     history.replaceState(null, "", "#" + encodeURIComponent(id));
     $("choose").hidden = true;
     $("session").hidden = false;
-    summary = await RAPS.getJSON(`/api/sessions/${encodeURIComponent(id)}`);
-    render();
+    loads.abort();
+    loads = new AbortController();
+    entering = new AbortController();
+    const first = entering;
+    loads.signal.addEventListener("abort", () => first.abort(), { once: true });
+    summary = null;
+    blank(id);
+    // the stream and the GET both bring the summary: whichever answers first is shown
     if (stream) stream.close();
     stream = RAPS.liveStream(`/api/stream?session=${encodeURIComponent(id)}`, {
       summary(view) {
         if (view.session_id !== sid) return;
+        if (refreshing) refreshing.abort(); // this one is newer
+        if (entering) entering.abort();
         summary = view;
         render();
       },
@@ -179,6 +225,28 @@
     clearInterval(poolTimer);
     loadPools();
     poolTimer = setInterval(loadPools, 5000);
+    try {
+      const view = await load(`/api/sessions/${encodeURIComponent(id)}`, "Loading the session", first.signal);
+      if (sid === id && !summary) {
+        summary = view;
+        render();
+      }
+    } catch (e) {
+      if (!cancelled(e)) toast(e.message || String(e), true);
+    } finally {
+      if (entering === first) entering = null;
+    }
+  }
+
+  // A session being loaded: its name and "Loading…", nothing of the one shown before.
+  function blank(id) {
+    const listed = sessions.find((x) => x.session_id === id);
+    $("sess-title").textContent = listed ? promoName(listed.promotion_id) : "";
+    $("sess-id").textContent = `session ${id}`;
+    $("sess-state").textContent = "Loading…";
+    for (const box of ["open-box", "draw-box", "close-box", "counts"]) $(box).hidden = true;
+    $("pick-list").replaceChildren();
+    $("verify-box").hidden = true;
   }
 
   // ---------------------------------------------------------------- rendering
@@ -264,8 +332,11 @@
     return summary.claim_seconds || (listed && listed.claim_seconds) || 0;
   }
 
+  // The countdown: a timer (role="timer", named "42 seconds left to claim" for screen
+  // readers, kept in step by tick()), the seconds large and a small visible unit.
   function counter(p) {
-    return el("span", { class: "w-count", dataset: { deadline: p.deadline, claim: summary.claim_seconds || "" } });
+    return el("span", { class: "w-count", role: "timer", dataset: { deadline: p.deadline, claim: summary.claim_seconds || "" } },
+      el("span", { class: "w-secs" }), el("span", { class: "w-unit", "aria-hidden": "true" }, "s"));
   }
 
   function winnerCard(p) {
@@ -275,7 +346,8 @@
       dataset: { pick: p.pick },
     },
     el("div", { class: "w-top" },
-      el("span", { class: "w-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : "")),
+      el("span", { class: "w-num" }, `#${p.pick} · ${RAPS.KIND[p.kind]} ${p.slot}` + (p.attempt ? ` · redraw ${p.attempt}` : ""),
+        summary.rehearsal ? el("span", { class: "w-tag" }, "REHEARSAL") : null),
       p.state !== "pending" ? el("span", { class: "w-state" }, "✓ ID seen")
         : HHClaim.running(p) ? counter(p) : HHClaim.notStarted()),
     el("div", { class: "w-area" }, area),
@@ -299,8 +371,12 @@
       actions.append(verify, ...(absent ? [absent] : []), el("div", { class: "row" }, noShow, voidButton));
       const extend = HHClaim.extendPanel(p, me.role, buttons, command);
       if (extend) actions.append(extend);
-      // the PA line once the countdown runs (claim_starts "absent": once found absent)
-      if (HHClaim.running(p)) card.append(HHExtras.paLine(p, promoName(summary.promotion_id), claimSeconds(), toast));
+      // the PA line once the countdown runs (claim_starts "absent": once found absent),
+      // naming the winner as the promotion's announce_name says
+      const style = (me.announce && me.announce[summary.promotion_id]) || "first_initial";
+      if (HHClaim.running(p)) {
+        card.append(HHExtras.paLine(p, promoName(summary.promotion_id), claimSeconds(), toast, summary.session_id, style));
+      }
       card.append(HHExtras.idCheck(summary.session_id, p));
     } else {
       actions.append(prizePanel(p), voidButton);
@@ -361,8 +437,11 @@
       if (!reason.trim()) return;
       command(`picks/${p.pick}/void`, { reason: reason.trim() }, `void #${p.pick}`, go);
     });
+    list.id = `void-reasons-${p.pick}`;
+    list.setAttribute("role", "group");
+    list.setAttribute("aria-labelledby", `void-why-${p.pick}`);
     return el("div", { class: "form-grid void-form", hidden: true },
-      el("label", {}, "Why void this pick?"), list,
+      el("div", { id: `void-why-${p.pick}`, class: "label" }, "Why void this pick?"), list,
       el("label", { for: other.id }, "Other reason"), other, go);
   }
 
@@ -456,8 +535,9 @@
     for (const c of document.querySelectorAll(".w-count[data-deadline]")) {
       const left = RAPS.secondsLeft(c.dataset.deadline);
       const claim = Number(c.dataset.claim) || 90;
-      c.textContent = left > 0 ? String(Math.ceil(left)) : "0";
-      c.setAttribute("aria-label", `${c.textContent} seconds left to claim`);
+      const secs = left > 0 ? Math.ceil(left) : 0;
+      c.firstChild.textContent = String(secs);
+      c.setAttribute("aria-label", `${secs} ${secs === 1 ? "second" : "seconds"} left to claim`);
       const warnAt = Math.min(30, claim / 3);
       // "30 s left" (a third of a shorter claim time): one cue, once it is crossed
       if (left > warnAt) c.dataset.above = "1";
@@ -470,10 +550,27 @@
     }
   }
 
+  // The offline shell (raps/static/worker/handheld-sw.js), once signed in.  When it
+  // first takes control the page reads once more through it, so that a reload with no
+  // network has the last state to show.  Without service workers (plain HTTP away from
+  // this machine) the page works as before, with no offline shell.
+  function offlineShell() {
+    const sw = navigator.serviceWorker;
+    if (!sw) return;
+    sw.addEventListener("controllerchange", () => {
+      RAPS.getJSON("/api/me").catch(() => {});
+      RAPS.getJSON("/api/sessions").catch(() => {});
+      refresh();
+    });
+    sw.register("/handheld-sw.js", { scope: "/handheld", updateViaCache: "none" }).catch(() => {});
+  }
+
   // -------------------------------------------------------------------- start
 
   async function start() {
-    me = await RAPS.loadMe();
+    const note = (why) => { $("load-banner").hidden = false; $("load-banner").textContent = `Signing in: ${why} · retrying`; };
+    me = await RAPS.loadMe({ timeoutMs: HHCommands.TIMEOUT_MS, retry: true, onSlow: note, onRetry: note });
+    $("load-banner").hidden = true;
     commands = HHCommands.create({ me, buttons, onAnswer, onRefused, after: refresh });
     tickets = HHTickets.create({
       me, localDay, localTime,
@@ -481,7 +578,8 @@
       pendingCount: () => (summary && sid ? summary.picks.filter((p) => p.state === "pending").length : 0),
     });
     $("site").textContent = me.site.name;
-    $("who").textContent = `${me.user} · ${me.role}`;
+    offlineShell();
+    $("who").textContent = `· ${me.user} · ${me.role}`;
     $("sign-out").addEventListener("click", RAPS.signOut);
     HHCues.bind($("mute"));
     $("back").addEventListener("click", showChoose);

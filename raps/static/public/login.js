@@ -45,6 +45,10 @@
       let data = {};
       try { data = await r.json(); } catch (_) { /* not JSON */ }
       if (r.ok) {
+        // the handheld's offline copies belong to whoever signed in before: gone
+        try {
+          if (window.caches) for (const k of await caches.keys()) if (k.startsWith("raps-data")) await caches.delete(k);
+        } catch (_) { /* no cache storage */ }
         location.assign(sameSite(data.next) || "/");
         return;
       }
