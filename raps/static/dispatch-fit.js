@@ -99,7 +99,7 @@ const DFit = (() => {
     rows.forEach((r, i) => { r.hidden = Math.floor(i / size) !== page; });
     const first = page * size + 1;
     const last = Math.min(rows.length, first + size - 1);
-    $("history-more").textContent = pages > 1 ? `${first}–${last} of ${rows.length}` : "";
+    $("history-more").textContent = pages > 1 ? `${first}-${last} of ${rows.length}` : "";
     $("history-pager").hidden = pages < 2;
     clearInterval(pageTimer);
     if (pages > 1) pageTimer = setInterval(() => turn(1), PAGE_MS);
