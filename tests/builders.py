@@ -76,10 +76,12 @@ class Events:
         exclusions: frozenset[Exclusion] = frozenset(),
         block_reason: str | None = None,
         at: datetime | None = None,
+        photo_url: str | None = None,
     ) -> PlayerUpserted:
         return PlayerUpserted(
             **self._head(at, "cms"), card=card, tier=tier, display_name=name,
             age_verified=age_verified, exclusions=exclusions, block_reason=block_reason,
+            photo_url=photo_url,
         )  # fmt: skip
 
     def card_in(self, machine: str, card: str, at: datetime | None = None) -> CardInserted:
