@@ -44,6 +44,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests import test_pages_browser as base
 from tests.daemon_helpers import cheap_hash
+from tests.photo_server import photo_server
 from tests.stall_relay import Relay
 from tests.test_pages_browser import (  # noqa: F401  (chromium, chromium_path: fixtures)
     MARKETING,
@@ -63,10 +64,14 @@ ARTIFACTS = ROOT / "test-artifacts" / "pages"
 DOC_SHOTS = ROOT / "docs" / "screenshots"
 RUNNER_TOKEN = "runner-token-0123456789"
 BUSY = ["W1", "W2", "W3", "W4"]  # rehearsal sessions with a long claim window
+SHORT = ["C1", "C2", "C3"]  # rehearsal sessions whose winners turn critical in the test
+FULL_PROMOTION = "Full name draw (test)"  # its PA line names the winner in full
+SHORT_CLAIM = 36  # seconds: critical at a sixth (6 s) left, 30 s after the draw
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
          "is_mobile": True, "has_touch": True}  # fmt: skip
 TABLET = {"viewport": {"width": 820, "height": 1180}, "is_mobile": True, "has_touch": True}
 WALL = {"viewport": {"width": 1920, "height": 1080}}
+HHCUES_NO_SHOW = [300, 120, 300]  # the no-show cue's vibration (handheld-cues.js)
 
 
 def wait_for(what: str, cond: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -80,16 +85,33 @@ def wait_for(what: str, cond: Callable[[], bool], timeout: float = 10.0) -> None
 # ------------------------------------------------------------------ the daemon
 
 
+def _session(sid: str, promotion: str, starts: str, claim: float, slots: int = 3) -> str:
+    return (
+        f'\n[[sessions]]\nid = "{sid}"\npromotion = "{promotion}"\nstarts = "{starts}"\n'
+        f"quotas = {{ slots = {slots}, tables = 1 }}\nclaim_seconds = {claim}\nrehearsal = true\n"
+    )
+
+
 def _config(folder: Path) -> Path:
-    """test_pages_browser's floor and users, four busy sessions and a runner's token."""
+    """test_pages_browser's floor and users, four busy sessions, three short ones, a
+    promotion whose PA line says the full name, a runner's token, and the directory's
+    photos (every simulated player has one on the tests' photo server)."""
     path = base._config(folder)
     head, users = path.read_text().split("[[users]]", 1)
     today = re.search(r'starts = "([^"]+)"', head)
     assert today
-    extra = "".join(
-        f'\n[[sessions]]\nid = "{sid}"\npromotion = "raps-test"\nstarts = "{today.group(1)}"\n'
-        f"quotas = {{ slots = 3, tables = 1 }}\nclaim_seconds = 900\nrehearsal = true\n"
-        for sid in BUSY
+    starts = today.group(1)
+    photos = photo_server().url
+    head = head.replace(
+        "[floor.simulate]\n", f'[floor.simulate]\nphoto_base_url = "{photos}/photos/"\n'
+    )
+    extra = (
+        f'\n[directory]\nphoto_origins = ["{photos}"]\n'
+        f'\n[[promotions]]\nid = "raps-full"\nname = "{FULL_PROMOTION}"\nthreshold_points = 1\n'
+        f'window = {{ start = "00:00", end = "24:00" }}\nannounce_name = "full"\n'
+        + _session("F1", "raps-full", starts, 900, slots=1)
+        + "".join(_session(sid, "raps-test", starts, 900) for sid in BUSY)
+        + "".join(_session(sid, "raps-test", starts, SHORT_CLAIM) for sid in SHORT)
     )
     runner = (
         f'\n[[users]]\nname = "rita"\nrole = "marketing"\n'
@@ -243,6 +265,12 @@ def test_a_stalled_command_never_freezes_the_handheld(
         expect(other).to_be_enabled()
     shot(hh, "issue18-stalled-draw-handheld")
 
+    # a read waits the same way: the ID check says so within 2 s and stays tappable
+    check = winner(hh, 1).locator(".id-check")
+    check.click()
+    expect(check.locator(".cmd-wait")).to_have_text("No answer yet · retrying (tap to stop)",
+                                                    timeout=2000)  # fmt: skip
+    expect(check).to_be_enabled()
     # the other winner can be verified meanwhile: its own command, its own retry state
     verify.click()
     expect(verify.locator(".cmd-wait")).to_be_visible(timeout=2000)
@@ -261,6 +289,21 @@ def test_a_stalled_command_never_freezes_the_handheld(
     picks = floor.session("W1")["picks"]
     assert [p["pick"] for p in picks] == [1, 2], "the retried draw drew twice"
     assert picks[0]["state"] == "verified"
+
+    # entering a session on a stalled link: the load banner says what waits within 2 s,
+    # and the session shows once the link flows (no greyed page, no silent wait)
+    hh.click("#back")
+    expect(hh.locator('.session-item[data-session="W2"]')).to_be_visible()
+    relay.stall()
+    hh.click('.session-item[data-session="W2"]')
+    expect(hh.locator("#load-banner")).to_have_text(
+        "Loading the session: no answer yet · retrying", timeout=2000
+    )
+    expect(hh.locator("#sess-state")).to_have_text("Loading…")
+    relay.flow()
+    expect(hh.locator("#open-rehearsal-btn")).to_be_visible(timeout=10000)
+    expect(hh.locator("#sess-state")).to_contain_text("SCHEDULED")
+    expect(hh.locator("#load-banner")).to_be_hidden()
 
 
 # ----------------------------------------------------- 2. dispatch goes stale
@@ -285,7 +328,13 @@ def test_dispatch_goes_stale_on_a_missed_heartbeat_and_catches_up(
     # it tries a fresh stream (on a new connection or a kept-alive one)
     wait_for("a reconnect", lambda: relay.requests("GET /api/stream") > before)
     floor.api("POST", "/api/sessions/W1/draw", {"command_id": "late", "kind": "slots"})
-    expect(base.dispatch_card(wall, "W1", 2)).to_have_count(0)  # out of date, and says so
+    # a wall screen on a flowing link shows the new winner: the stalled one does not (it
+    # is out of date, and says so)
+    live = pages(**WALL)
+    sign_in(live, floor.url, "/dispatch", SECURITY, SECURITY_PW)
+    expect(base.dispatch_card(live, "W1", 2)).to_be_visible(timeout=15000)
+    expect(base.dispatch_card(wall, "W1", 2)).to_have_count(0)
+    expect(wall.locator("#stale")).to_be_visible()
 
     relay.flow()
     expect(base.dispatch_card(wall, "W1", 2)).to_be_visible(timeout=5000)
@@ -381,6 +430,89 @@ def test_ten_pending_winners_of_four_sessions_all_on_the_wall(
     shot(wall, "dispatch-busy-1920x1080", doc=True)
 
 
+FIT = """() => {
+  const r = (e) => e.getBoundingClientRect();
+  const within = (b, o) => b.top >= o.top - 0.5 && b.bottom <= o.bottom + 0.5
+    && b.left >= o.left - 0.5 && b.right <= o.right + 0.5;
+  const section = r(document.querySelector('.d-pending'));
+  const cards = [...document.querySelectorAll('.d-card')];
+  const shown = cards.filter((c) => !c.hidden);
+  const more = document.getElementById('more');
+  const bar = document.getElementById('escalation');
+  const items = [...bar.querySelectorAll('.esc-item')];
+  const escMore = bar.querySelector('.esc-more');
+  const count = (el) => (el && !el.hidden
+    ? Number((el.textContent.match(/\\+(\\d+)/) || [])[1]) : 0);
+  return {
+    cards: cards.length,
+    shown: shown.length,
+    clipped: shown.filter((c) => !within(r(c), section)).map((c) => c.dataset.label),
+    more: count(more),
+    order: cards.map((c) => c.dataset.deadline),
+    critical: cards.filter((c) => c.classList.contains('critical')).map((c) => c.dataset.session),
+    shownCritical: shown.filter((c) => c.classList.contains('critical')).length,
+    bar: bar.classList.contains('on'),
+    items: items.filter((i) => !i.hidden).length,
+    itemsCut: items.filter((i) => !i.hidden && !within(r(i), r(bar))).map((i) => i.textContent),
+    escMore: count(escMore),
+    escMoreWhole: !escMore || escMore.hidden || within(r(escMore), r(bar)),
+    page: [document.body.scrollWidth, document.documentElement.scrollHeight],
+  };
+}"""
+
+
+def _fits(got: dict[str, Any], pending: int) -> None:
+    """Every pending winner is either whole on the screen or counted in "+N more"."""
+    assert got["cards"] == pending, got
+    assert got["clipped"] == [], got
+    assert got["shown"] + got["more"] == pending, got
+    assert got["order"] == sorted(got["order"]), "soonest deadline first"
+    assert got["page"][0] <= 1920 and got["page"][1] <= 1080, got
+
+
+def test_critical_winners_refit_the_wall_and_the_escalate_bar_counts_the_rest(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    """Ten winners of three short sessions turn critical together beside eight that
+    wait longer: the ESCALATE bar appearing re-fits the cards (a ResizeObserver, not new
+    data), each place in the bar is whole and those past its height are counted."""
+    wall = pages(**WALL)
+    sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
+    floor.open_and_draw("W1", 3, 1)
+    floor.open_and_draw("W2", 3, 1)
+    for sid in SHORT:  # opened first, drawn one after the other: close deadlines
+        floor.api("POST", f"/api/sessions/{sid}/open", {"command_id": f"o-{sid}"})
+    for sid, slots, tables in (("C1", 3, 1), ("C2", 3, 1), ("C3", 1, 1)):
+        for i in range(slots + tables):
+            body = {"command_id": f"d-{sid}-{i}", "kind": "slots" if i < slots else "tables"}
+            floor.api("POST", f"/api/sessions/{sid}/draw", body)
+    expect(wall.locator(".d-card")).to_have_count(18)
+    calm = wall.evaluate(FIT)
+    _fits(calm, 18)
+    assert not calm["bar"] and calm["more"] > 0, calm  # 18 do not fit: "+N more"
+    # the short sessions' winners are the soonest: they come first
+    assert calm["order"][:10] == sorted(calm["order"])[:10]
+    # all ten critical at once (a sixth of 36 s before their deadlines)
+    wall.wait_for_function(
+        "() => [...document.querySelectorAll('.d-card[data-session^=C]')]"
+        ".filter((c) => c.classList.contains('critical')).length === 10",
+        timeout=(SHORT_CLAIM + 5) * 1000,
+    )
+    hot = wall.evaluate(FIT)
+    assert hot["bar"] and sorted(hot["critical"]) == ["C1"] * 4 + ["C2"] * 4 + ["C3"] * 2, hot
+    _fits(hot, 18)
+    # the bar took room: fewer cards fit, none is cut, and every critical winner is shown
+    assert hot["shown"] < calm["shown"] and hot["shownCritical"] == 10, (calm, hot)
+    # the bar: every place whole (two and more of them), the rest counted
+    assert hot["items"] >= 2 and hot["itemsCut"] == [] and hot["escMoreWhole"], hot
+    assert hot["items"] + hot["escMore"] == 10, hot
+    assert hot["escMore"] > 0, "ten places do not fit the bar: it says how many more"
+    shot(wall, "dispatch-critical-1920x1080", doc=True)
+    # sessions are lettered: the same pick number of two sessions never looks the same
+    labels = wall.locator(".d-card").evaluate_all("cs => cs.map(c => c.dataset.label)")
+    assert len(set(labels)) == 18 and {"#A1", "#B1", "#C1", "#D1", "#E1"} <= set(labels), labels
+
+
 # ----------------------------------------------------- 5. a fast double tap
 
 
@@ -435,30 +567,40 @@ def test_a_fast_double_tap_confirms_nothing(floor: Floor, pages: Callable[..., P
 # --------------------------------------------- 6 and 8. toasts, order, no-show
 
 
-def _buttons_free_of(page: Page, toast: str) -> list[str]:
-    """Visible buttons the toast overlaps, or that a tap at their centre would miss."""
+def _covered_by_toast(page: Page) -> list[str]:
+    """Visible buttons and links whose box the toast's box overlaps (rectangles: a point
+    check at a button's centre cannot see a toast with pointer-events: none)."""
     return list(page.evaluate(
-        """sel => {
-          const t = document.querySelector(sel).getBoundingClientRect();
+        """() => {
+          const t = document.querySelector('#toast').getBoundingClientRect();
           // a button scrolled under the sticky header is under it, toast or no toast
           const head = document.querySelector('.hh-top');
-          const h = head ? head.getBoundingClientRect() : null;
+          const h = head.getBoundingClientRect();
           const bad = [];
-          for (const b of document.querySelectorAll('button')) {
+          for (const b of document.querySelectorAll('button, a')) {
             const r = b.getBoundingClientRect();
             if (!r.width || !r.height || b.closest('[hidden]')) continue;
-            if (r.bottom <= 0 || r.top >= innerHeight) continue;
-            const overlap = r.left < t.right && t.left < r.right
-              && r.top < t.bottom && t.top < r.bottom;
-            const cx = Math.min(innerWidth - 1, Math.max(0, r.left + r.width / 2));
-            const cy = Math.min(innerHeight - 1, Math.max(0, r.top + r.height / 2));
-            if (h && !head.contains(b) && cy < h.bottom) continue;
-            const hit = document.elementFromPoint(cx, cy);
-            if (overlap || (hit && hit.closest(sel))) bad.push(b.textContent.trim().slice(0, 40));
+            if (!head.contains(b) && r.top + r.height / 2 < h.bottom) continue;
+            if (r.left < t.right && t.left < r.right && r.top < t.bottom && t.top < r.bottom) {
+              bad.push(b.textContent.trim().slice(0, 40));
+            }
           }
           return bad;
+        }"""
+    ))  # fmt: skip
+
+
+def _header_with_toast(page: Page, anchor: str) -> dict[str, float]:
+    """The sticky header's height, the toast's box and where `anchor` is on the screen."""
+    return dict(page.evaluate(
+        """(anchor) => {
+          const r = (s) => document.querySelector(s).getBoundingClientRect();
+          const t = r('#toast');
+          return { header: r('.hh-top').height, anchorTop: r(anchor).top,
+                   toastWidth: t.width, toastTop: t.top, toastBottom: t.bottom,
+                   headerBottom: r('.hh-top').bottom };
         }""",
-        toast,
+        anchor,
     ))  # fmt: skip
 
 
@@ -471,12 +613,14 @@ def test_toasts_never_cover_a_button_and_the_most_urgent_winner_comes_first(
     )
     sign_in(hh, floor.url, "/handheld", MARKETING, PIN)
     enter(hh, "W4")
+    quiet = _header_with_toast(hh, "#back")  # no toast yet
+    expect(hh.locator("#toast")).to_be_hidden()
     hh.click("#open-rehearsal-btn")
     for n in (1, 2, 3):
         hh.click("#draw-slots")
         expect(hh.locator("#toast")).to_have_text(f"Winner #{n} drawn")
         expect(winner(hh, n)).to_be_visible()
-        assert _buttons_free_of(hh, "#toast") == []
+        assert _covered_by_toast(hh) == []
     order = hh.locator(".winner.pending").evaluate_all("cs => cs.map(c => Number(c.dataset.pick))")
     assert order == [1, 2, 3], "the soonest deadline (the first drawn) comes first"
     # a refusal at the bottom of the page, where the toast used to sit
@@ -485,19 +629,32 @@ def test_toasts_never_cover_a_button_and_the_most_urgent_winner_comes_first(
     card.locator('[data-action="award"]').scroll_into_view_if_needed()
     card.locator('[data-action="award"]').click()
     expect(hh.locator("#toast")).to_have_text("Enter the envelope number")
-    assert _buttons_free_of(hh, "#toast") == []
+    assert _covered_by_toast(hh) == []
     expect(hh.locator("#toast")).to_have_css("pointer-events", "none")
 
-    # the claim timer's no-show is announced, with a vibration
+    # the claim timer's no-show is announced (a long toast), with its own vibration
     hh.evaluate("window.scrollTo(0, 0)")
     hh.click("#back")
     enter(hh, REHEARSAL)
     hh.click("#open-rehearsal-btn")
     hh.click("#draw-tables")
     expect(winner(hh, 1)).to_be_visible()
+    anchor = "#back"  # below the sticky header: it moves if the header grows
+    hh.wait_for_function("() => document.querySelector('#toast').hidden")
+    before = _header_with_toast(hh, anchor)
+    no_show = HHCUES_NO_SHOW
+    assert no_show not in hh.evaluate("window.__vibes")
     expect(hh.locator("#toast")).to_contain_text("No-show: #1 Table 1",
                                                   timeout=(REHEARSAL_CLAIM + 4) * 1000)  # fmt: skip
-    assert hh.evaluate("window.__vibes.length") >= 1
+    assert no_show in hh.evaluate("window.__vibes")
+    # the header keeps its height (the page does not move under the thumb), and the
+    # toast has the width of the screen inside it, covering no button or link
+    during = _header_with_toast(hh, anchor)
+    assert during["header"] == before["header"] == quiet["header"], (quiet, before, during)
+    assert during["anchorTop"] == before["anchorTop"], (before, during)
+    assert during["toastWidth"] >= 300, during
+    assert during["headerBottom"] >= during["toastBottom"], during
+    assert _covered_by_toast(hh) == []
     expect(winner(hh, 1)).to_have_count(0)
 
 

@@ -1,10 +1,13 @@
 # ruff: noqa: F811  (the fixtures floor, pages, chromium come from another module)
 """Issue 18, the rest, in Chromium on the real daemon: the dispatch history's resolution
-time and who resolved, dispatch on a phone and a tablet, map labels read across a room,
-the handheld's promotion name and hashes behind a disclosure, a reload while offline
-(the service worker), the PA line, sound and vibration cues with a mute switch, the
-end-of-session report (CSV checked against the journal export, printable) and the
-identity check at verification (never on the wall).
+time and who resolved (two sessions' picks told apart, in pages of whole rows), dispatch
+on a phone and a tablet, map labels read across a room (badges lettered by session), the
+handheld's promotion name, hashes behind a disclosure and its accessible details, a
+reload while offline (the service worker's shell: the last state, the banner and the
+queued command), the PA line as the promotion's announce_name says, sound and vibration
+cues with a mute switch, the end-of-session report (CSV checked against the journal
+export, printable) and the identity check at verification with the directory's photo
+(never on the wall).
 
 The daemon, the relay-free floor and the page fixtures are test_handheld_dispatch_browser's.
 Every wait is for a condition with a timeout that is the spec; no sleeps.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -22,8 +26,11 @@ from typing import Any
 import httpx
 from playwright.sync_api import Page, expect
 
+from tests.photo_server import photo_server
 from tests.test_handheld_dispatch_browser import (  # noqa: F401  (fixtures)
+    FULL_PROMOTION,
     PHONE,
+    RUNNER_TOKEN,
     TABLET,
     WALL,
     Floor,
@@ -73,33 +80,68 @@ def cmd(floor: Floor, sid: str, path: str, cid: str, **body: Any) -> Any:
 def test_dispatch_history_shows_resolution_time_and_who_resolved(
     floor: Floor, pages: Callable[..., Page]
 ) -> None:
-    floor.open_and_draw("W1", 3, 0)
-    cmd(floor, "W1", "picks/1/verify", "v1")
-    cmd(floor, "W1", "picks/2/no-show", "n2")
-    cmd(floor, "W1", "picks/3/void", "x3", reason="Card played by someone else")
+    """Two sessions' resolved picks (the same pick numbers) in one history: each row names
+    its session, and past what fits the rows come in pages of whole rows, never clipped."""
+    for sid in ("W1", "W2"):
+        floor.open_and_draw(sid, 3, 1)
+        cmd(floor, sid, "picks/1/verify", f"v1-{sid}")
+        cmd(floor, sid, "picks/2/no-show", f"n2-{sid}")
+        cmd(floor, sid, "picks/3/void", f"x3-{sid}", reason="Card played by someone else")
+        cmd(floor, sid, "picks/4/verify", f"v4-{sid}")
     wall = pages(**WALL)
     sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
     rows = wall.locator("#history tr")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(8)
     expect(wall.locator("thead th")).to_have_text(
         ["#", "Pool", "Where", "Winner", "Outcome", "Drawn", "Resolved", "By"]
     )
-    records = journal(floor, "W1")
-    resolutions = {r["data"]["pick"]: r for r in records
-                   if r["type"] in ("pick.verified", "pick.no_show", "pick.voided")}  # fmt: skip
     tz = wall.evaluate("RAPS.me.site.timezone")
-    for pick in (1, 2, 3):
-        rec = resolutions[pick]
-        row = wall.locator(f'#history tr[data-pick="{pick}"]')
-        at = wall.evaluate(
-            "([iso, tz]) => new Date(iso)"
-            ".toLocaleTimeString('en-GB', {timeZone: tz, hour12: false})",
-            [rec["at"], tz],
-        )
-        expect(row.locator(".h-resolved")).to_have_text(at)
-        who = f"{rec['actor']['user']} ({rec['actor']['role']})"
-        assert who == RITA
-        expect(row.locator(".h-by")).to_have_text(who)
+    letters = {}
+    for sid in ("W1", "W2"):
+        letters[sid] = wall.locator(f'#d-sessions .d-tag[data-session="{sid}"]').inner_text()[0]
+        records = journal(floor, sid)
+        resolving = ("pick.verified", "pick.no_show", "pick.voided")
+        resolutions = {r["data"]["pick"]: r for r in records if r["type"] in resolving}
+        for pick in (1, 2, 3, 4):
+            rec = resolutions[pick]
+            row = wall.locator(f'#history tr[data-session="{sid}"][data-pick="{pick}"]')
+            # the same pick number of two sessions: each row says which session
+            expect(row.locator(".h-pick")).to_have_text(f"#{letters[sid]}{pick} · {sid}")
+            at = wall.evaluate(
+                "([iso, tz]) => new Date(iso)"
+                ".toLocaleTimeString('en-GB', {timeZone: tz, hour12: false})",
+                [rec["at"], tz],
+            )
+            expect(row.locator(".h-resolved")).to_have_text(at)
+            who = f"{rec['actor']['user']} ({rec['actor']['role']})"
+            assert who == RITA
+            expect(row.locator(".h-by")).to_have_text(who)
+    assert sorted(letters.values()) == ["A", "B"], letters
+    # more rows than fit: a page of whole rows at a time, every row on one of the pages
+    seen: set[tuple[str, str]] = set()
+    pages_seen = 0
+    while True:
+        visible = wall.evaluate(HISTORY_PAGE)
+        assert visible["clipped"] == [], visible
+        assert 0 < len(visible["rows"]) < 8, visible
+        seen |= {tuple(r) for r in visible["rows"]}
+        pages_seen += 1
+        if len(seen) == 8 or pages_seen > 8:
+            break
+        wall.click("#history-next")
+    assert len(seen) == 8 and pages_seen >= 2, (seen, pages_seen)
+    expect(wall.locator("#history-more")).to_have_text(re.compile(r"^\d+-8 of 8$"))
+
+
+HISTORY_PAGE = """() => {
+  const box = document.querySelector('.d-history').getBoundingClientRect();
+  const rows = [...document.querySelectorAll('#history tr')].filter((r) => !r.hidden);
+  return {
+    rows: rows.map((r) => [r.dataset.session, r.dataset.pick]),
+    clipped: rows.filter((r) => r.getBoundingClientRect().bottom > box.bottom + 0.5)
+      .map((r) => r.dataset.pick),
+  };
+}"""
 
 
 def test_the_claim_timer_is_named_as_the_resolver(floor: Floor, pages: Callable[..., Page]) -> None:
@@ -190,6 +232,9 @@ def test_map_labels_are_readable_across_a_room_and_rings_clear_the_area_names(
     floor.open_and_draw("W1", 3, 1)
     floor.open_and_draw("W2", 3, 1)
     expect(wall.locator(".mark")).to_have_count(8)
+    # both sessions have picks 1-4: each badge carries its session's letter
+    badges = wall.locator(".mark .mark-label").evaluate_all("ts => ts.map(t => t.textContent)")
+    assert sorted(badges) == ["A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4"], badges
     got = wall.evaluate(LABELS)
     assert got["marks"] == 8 and got["shown"] >= 8, got
     assert got["small"] == [], got["small"]  # every label shown is >= 16 px at 1920
@@ -216,6 +261,9 @@ def test_the_handheld_header_names_the_promotion_and_keeps_hashes_for_the_audit(
     expect(hh.locator("#sess-title")).to_have_text(PROMOTION)
     head = hh.locator(".sess-head").inner_text()
     assert "raps-test" not in head, head  # the promotion's id is not shown
+    # the name wraps between words on the phone, never inside one ("sessio / n")
+    broken = hh.evaluate(WORDS_ON_ONE_LINE, "#sess-title")
+    assert broken["lines"] >= 2 and broken["split"] == [], broken
     hh.click("#open-rehearsal-btn")
     expect(hh.locator("#draw-box")).to_be_visible()
     commitment = floor.session("W1")["commitment"]
@@ -224,29 +272,106 @@ def test_the_handheld_header_names_the_promotion_and_keeps_hashes_for_the_audit(
     expect(hh.locator("#journal-head")).to_be_hidden()
     hh.locator("#proof-details summary").click()
     expect(hh.locator("#commitment")).to_be_visible()
-    # the audit page shows it for every session
+
+    # a screen reader hears the countdown with its unit: a timer named in seconds
+    hh.click("#draw-slots")
+    card = winner(hh, 1)
+    timer = card.get_by_role("timer")
+    expect(timer).to_have_count(1)
+    expect(timer).to_have_accessible_name(re.compile(r"^\d+ seconds left to claim$"))
+    expect(timer.locator(".w-unit")).to_have_text("s")  # and the eye sees it too
+    # the "Other reason" field is labelled, the reasons are a named group
+    card.get_by_role("button", name="Void…").click()
+    expect(hh.get_by_label("Other reason")).to_have_attribute("id", "void-other-1")
+    expect(card.get_by_role("group", name="Why void this pick?")).to_have_count(1)
+    # verified: the card's REHEARSAL tag and "ID seen" never overlap, at 390 px
+    card.locator('[data-action="verify"]').click()
+    verified = hh.locator('.winner.verified[data-pick="1"]')
+    expect(verified.locator(".w-state")).to_have_text("✓ ID seen")
+    expect(verified.locator(".w-tag")).to_have_text("REHEARSAL")
+    tag = verified.locator(".w-tag").bounding_box()
+    seen = verified.locator(".w-state").bounding_box()
+    card_box = verified.bounding_box()
+    assert tag and seen and card_box
+    apart = tag["x"] + tag["width"] <= seen["x"] or tag["y"] + tag["height"] <= seen["y"]
+    assert apart, (tag, seen)
+    assert seen["x"] + seen["width"] <= card_box["x"] + card_box["width"], (seen, card_box)
+    # the audit page shows the hashes for every session
     audit = pages(viewport={"width": 1280, "height": 900})
     sign_in(audit, floor.url, "/audit", "ivy", "not-used-here")
     expect(audit.locator("#content")).to_contain_text(commitment)
 
 
+WORDS_ON_ONE_LINE = """(sel) => {
+  const node = document.querySelector(sel).firstChild;
+  const split = [];
+  const tops = new Set();
+  for (const m of node.textContent.matchAll(/\\S+/g)) {
+    const range = document.createRange();
+    range.setStart(node, m.index);
+    range.setEnd(node, m.index + m[0].length);
+    const rects = [...range.getClientRects()];
+    rects.forEach((r) => tops.add(Math.round(r.top)));
+    if (new Set(rects.map((r) => Math.round(r.top))).size > 1) split.push(m[0]);
+  }
+  return { split, lines: tops.size };
+}"""
+
+
 # -------------------------------------------------- 12. a reload while offline
 
 
-CACHED_PICKS = """async (path) => {
-  const c = await caches.open('raps-shell-v1');
-  const r = await c.match(location.origin + path);
+SAVED_PICKS = """async (sid) => {
+  const r = await (await caches.open('raps-data-v1')).match('/api/sessions/' + sid);
   return r ? (await r.json()).picks.length : -1;
 }"""
 
 
-KEPT = """async () => {
-  const out = [];
-  for (const name of await caches.keys()) {
-    for (const r of await (await caches.open(name)).keys()) out.push(r.url);
-  }
-  return out;
-}"""
+def test_a_reload_offline_shows_the_last_state_and_the_queued_command(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    """The service worker's offline shell: reload with no network, the page is there with
+    the last state, the offline banner and the command still waiting; back online the
+    command goes through once.  Commands never pass through the worker."""
+    worker = httpx.get(f"{floor.url}/handheld-sw.js", timeout=10)  # public: a script
+    assert worker.status_code == 200, worker.text
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert worker.headers["cache-control"] == "no-cache"
+    hh = pages(**PHONE)
+    posts: list[tuple[str, bool]] = []
+    hh.on("response", lambda r: posts.append((r.url, r.from_service_worker))
+          if r.request.method == "POST" else None)  # fmt: skip
+    sign_in(hh, floor.url, "/handheld", MARKETING, PIN)
+    enter(hh, "W3")
+    hh.click("#open-rehearsal-btn")
+    hh.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    scope = hh.evaluate("navigator.serviceWorker.getRegistration().then(r => r.scope)")
+    assert scope == f"{floor.url}/handheld", scope
+    hh.click("#draw-slots")
+    expect(winner(hh, 1)).to_be_visible()
+    hh.wait_for_function(f"() => ({SAVED_PICKS})('W3').then(n => n === 1)")
+
+    hh.context.set_offline(True)
+    hh.click("#draw-slots")  # queued: no network
+    expect(hh.locator("#net-banner")).to_contain_text('retrying "draw a slot winner"')
+    hh.reload()
+    expect(hh.locator("#offline-banner")).to_contain_text("Offline · the last state, saved at")
+    expect(hh.locator("#sess-id")).to_have_text("session W3")
+    expect(winner(hh, 1)).to_be_visible()  # the last state
+    expect(hh.locator("#net-banner")).to_contain_text('retrying "draw a slot winner"')
+    shot(hh, "issue18-offline-handheld")
+
+    hh.context.set_offline(False)
+    expect(winner(hh, 2)).to_be_visible(timeout=15000)
+    expect(hh.locator("#offline-banner")).to_be_hidden(timeout=10000)
+    expect(hh.locator("#net-banner")).to_be_hidden(timeout=10000)
+    picks = floor.session("W3")["picks"]
+    assert [p["pick"] for p in picks] == [1, 2], "the queued draw was drawn twice"
+    assert posts and not any(sw for _, sw in posts), posts  # never through the worker
+    # signing out leaves nothing of the session's answers on the device
+    hh.click("#sign-out")
+    expect(hh).to_have_url(re.compile(r"/login$"))
+    assert hh.evaluate("caches.keys()").count("raps-data-v1") == 0
 
 
 def test_the_pa_line_and_the_identity_check_at_verification(
@@ -269,36 +394,65 @@ def test_the_pa_line_and_the_identity_check_at_verification(
         loc = drawn[n]["location"]
         where = f"{loc['area']}, " + spot.format(**loc)
         pa = winner(hh, n).locator(".w-pa-text")
+        # announce_name first_initial (the default): "Johan F."
         expect(pa).to_have_text(
             f"Attention please: {view[n]['display_name']}, you are a {PROMOTION} winner! "
             f"Please go to {where} with your player card and ID within 900 seconds."
         )
-    # the ID check: the directory's full name, as journaled with the pick
-    full = drawn[1]["display_name"]  # the simulated directory's names are "Johan F."
+    # the ID check: the directory's full name (first name and surname, as journaled with
+    # the pick), which the card itself never shows, and the directory's photo
+    full = drawn[1]["display_name"]
+    first, surname = full.split()
+    assert len(surname) > 2 and view[1]["display_name"] == f"{first} {surname[0]}.", full
     check = winner(hh, 1).locator(".id-check")
     check.click()
     expect(winner(hh, 1).locator(".w-id-name")).to_have_text(f"Full name{full}")
-    expect(winner(hh, 1).locator(".w-id-out")).to_contain_text("the directory does not provide one")
+    photo = winner(hh, 1).locator(".w-id-photo")
+    expect(photo).to_have_attribute("src", "/api/sessions/W2/picks/1/photo")
+    expect(photo).to_have_attribute("alt", f"Photo of {full}")
+    hh.wait_for_function("() => document.querySelector('.w-id-photo').naturalWidth === 96")
+    # fetched by the daemon from the directory's photo server, never by the phone
+    card = floor.session("W2")["picks"][0]["card"][-4:]
+    asked = [ua for path, ua in photo_server().asked if path.endswith(f"{card}.png")]
+    assert asked and all(ua.startswith("python-httpx") for ua in asked), asked
+    photo.scroll_into_view_if_needed()
     shot(hh, "issue18-id-check-handheld")
     winner(hh, 1).locator('[data-action="verify"]').click()
     expect(hh.locator('.winner.verified[data-pick="1"]')).to_be_visible()
     # never on the wall, and never for a role that does not verify
     expect(wall.locator(".d-card")).to_have_count(1)
-    assert wall.locator(".w-id, .w-id-name").count() == 0
-    assert "Full name" not in wall.content()
+    assert wall.locator(".w-id, .w-id-name, img").count() == 0
+    assert "Full name" not in wall.content() and surname not in wall.content()
+    for path in ("/api/sessions/W2/picks/2/identity", "/api/sessions/W2/picks/2/photo",
+                 "/api/sessions/W2/picks/2/announcement"):  # fmt: skip
+        assert as_bearer(floor, AUDIT_TOKEN, path).status_code == 403, path
+        assert wall.evaluate(f"fetch('{path}').then(r => r.status)") == 403, path
     path = "/api/sessions/W2/picks/2/identity"
-    assert as_bearer(floor, AUDIT_TOKEN, path).status_code == 403
-    wall_api = wall.evaluate(f"fetch('{path}').then(r => r.status)")
-    assert wall_api == 403
-    assert (
-        as_bearer(floor, "runner-token-0123456789", path).json()["full_name"]
-        == drawn[2]["display_name"]
-    )
+    got = as_bearer(floor, RUNNER_TOKEN, path).json()
+    assert got["full_name"] == drawn[2]["display_name"] and got["photo_note"] is None, got
+    photo_answer = as_bearer(floor, RUNNER_TOKEN, "/api/sessions/W2/picks/2/photo")
+    assert photo_answer.headers["content-type"] == "image/png"
+    assert photo_answer.headers["cache-control"] == "no-store"
     # once the pick is resolved there is no ID check to make
-    assert as_bearer(floor, "runner-token-0123456789", "/api/sessions/W2/picks/1/identity"
-                     ).status_code == 200  # fmt: skip
+    assert as_bearer(floor, RUNNER_TOKEN, "/api/sessions/W2/picks/1/identity").status_code == 200
     cmd(floor, "W2", "picks/2/no-show", "n2")
-    assert as_bearer(floor, "runner-token-0123456789", path).status_code == 409
+    assert as_bearer(floor, RUNNER_TOKEN, path).status_code == 409
+    assert as_bearer(floor, RUNNER_TOKEN, "/api/sessions/W2/picks/2/photo").status_code == 409
+
+    # a promotion whose PA line says the full name ([[promotions]] announce_name = "full")
+    enter_from_list(hh, "F1")
+    hh.click("#open-rehearsal-btn")
+    hh.click("#draw-slots")
+    expect(winner(hh, 1)).to_be_visible()
+    named = next(r["data"] for r in journal(floor, "F1") if r["type"] == "pick.drawn")
+    said = f"Attention please: {named['display_name']}, you are a {FULL_PROMOTION} winner!"
+    expect(winner(hh, 1).locator(".w-pa-text")).to_have_text(re.compile("^" + re.escape(said)))
+
+
+def enter_from_list(hh: Page, sid: str) -> None:
+    hh.evaluate("window.scrollTo(0, 0)")
+    hh.click("#back")
+    enter(hh, sid)
 
 
 # ------------------------------------------------- Add: sound and vibration
@@ -420,7 +574,7 @@ def test_the_end_of_session_report_matches_the_journal(
     expect(page.locator("#r-rows tr")).to_have_count(4)
     assert page.pdf(format="A4")[:4] == b"%PDF"
     page.emulate_media(media="screen")
-    shot(page, "issue18-report")
+    shot(page, "report-1280x900", doc=True)
     # marketing, admin and the auditor; not security
     assert as_bearer(floor, AUDIT_TOKEN, "/api/sessions/W4/report.csv").text == text
     wall = pages(**WALL)
