@@ -130,7 +130,12 @@ def test_dispatch_history_shows_resolution_time_and_who_resolved(
             break
         wall.click("#history-next")
     assert len(seen) == 8 and pages_seen >= 2, (seen, pages_seen)
-    expect(wall.locator("#history-more")).to_have_text(re.compile(r"^\d+-8 of 8$"))
+    more = wall.locator("#history-more")
+    expect(more).to_have_text(re.compile(r"^\d+-8 of 8$"))  # the last page
+    wall.click("#history-next")  # round to the first, the latest resolutions
+    expect(more).to_have_text(re.compile(r"^1-\d+ of 8$"))
+    # and the pages turn by themselves (every 8 s) on a wall no one touches
+    expect(more).not_to_have_text(re.compile(r"^1-"), timeout=10000)
 
 
 HISTORY_PAGE = """() => {

@@ -18,7 +18,7 @@ const DFit = (() => {
   const DENSITIES = 5; // dens-0 (large cards) .. dens-4 (three columns)
   const PAGE_MS = 8000;
   let page = 0;
-  let pageTimer = null;
+  let pages = 1;
   let historyTotal = -1;
 
   // a phone or a tablet (narrower than a wall screen): one column that scrolls
@@ -94,31 +94,34 @@ const DFit = (() => {
     if (!narrow()) {
       while (size > 1 && overflows(box)) rows[--size].hidden = true;
     }
-    const pages = size ? Math.ceil(rows.length / size) : 1;
+    pages = size ? Math.ceil(rows.length / size) : 1;
     page = Math.min(page, pages - 1);
     rows.forEach((r, i) => { r.hidden = Math.floor(i / size) !== page; });
     const first = page * size + 1;
     const last = Math.min(rows.length, first + size - 1);
     $("history-more").textContent = pages > 1 ? `${first}-${last} of ${rows.length}` : "";
     $("history-pager").hidden = pages < 2;
-    clearInterval(pageTimer);
-    if (pages > 1) pageTimer = setInterval(() => turn(1), PAGE_MS);
     return { page, pages, size };
   }
 
+  // the next (1) or the previous (-1) page of the history, round
   function turn(step) {
-    page += step;
-    const rows = $("history").children.length;
-    const shown = [...$("history").children].filter((r) => !r.hidden).length || 1;
-    const pages = Math.max(1, Math.ceil(rows / shown));  // the page size history() found
-    page = ((page % pages) + pages) % pages;
+    page = (((page + step) % pages) + pages) % pages;
     history();
   }
 
   // Fit again whenever the pending area changes size (not only on new data).
   function watch() {
-    $("history-prev").addEventListener("click", () => turn(-1));
-    $("history-next").addEventListener("click", () => turn(1));
+    // the pages turn by themselves, however often new data arrives; a page turned by
+    // hand stays a full PAGE_MS
+    let auto = null;
+    const restart = () => {
+      clearInterval(auto);
+      auto = setInterval(() => { if (pages > 1) turn(1); }, PAGE_MS);
+    };
+    $("history-prev").addEventListener("click", () => { turn(-1); restart(); });
+    $("history-next").addEventListener("click", () => { turn(1); restart(); });
+    restart();
     let queued = false;
     const again = () => {
       if (queued) return;
