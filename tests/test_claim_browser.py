@@ -123,7 +123,7 @@ def test_en_route_escalate_absent_and_extend_across_the_two_screens(
     expect(w.locator("[data-pa]")).to_be_visible()
     expect(w.locator(".w-claim")).to_contain_text("Found absent")
     expect(w.locator(".w-claim")).to_contain_text("security: Sam Khumalo")
-    secs = int(w.locator(".w-count").inner_text())
+    secs = int(w.locator(".w-count .w-secs").inner_text())
     assert 880 <= secs <= 900, secs
     expect(card.locator(".d-claim-status")).to_have_text(
         "Winner absent · PA called · countdown running"
@@ -146,7 +146,7 @@ def test_en_route_escalate_absent_and_extend_across_the_two_screens(
     expect(b.locator(".w-claim")).to_contain_text("extended +60 s by ada")
     expect(b.locator('[data-action="extend"]')).to_have_count(0)  # once
     expect(w.locator(".w-claim")).to_contain_text("extended +60 s by ada")
-    later = int(w.locator(".w-count").inner_text())
+    later = int(w.locator(".w-count .w-secs").inner_text())
     assert later > secs + 30, (secs, later)
 
     steps = {r["type"]: r for r in journal(floor, CLAIM)}
