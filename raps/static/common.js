@@ -23,7 +23,10 @@ const RAPS = (() => {
     return node;
   }
 
+  let leaving = false; // signing out: the sign-in page, without a way back
+
   function toLogin() {
+    if (leaving) return; // a 401 of a read in flight must not turn a sign-out into "next"
     const next = location.pathname + location.hash;
     location.assign("/login?next=" + encodeURIComponent(next));
   }
@@ -162,8 +165,9 @@ const RAPS = (() => {
   }
 
   async function signOut() {
-    try { await post("/logout", {}); } catch (_) { /* leaving anyway */ }
+    leaving = true;
     await forgetSaved();
+    try { await post("/logout", {}); } catch (_) { /* leaving anyway */ }
     location.assign("/login");
   }
 
