@@ -14,9 +14,8 @@ from typing import Any, Protocol
 
 from raps.config.games import DrawPlan, StagePlan
 from raps.games.streams import SEQUENCE, game_stream
-from raps.redact import mask_card
+from raps.redact import announced_name, mask_card
 from raps.tickets.stage import StageDesk
-from raps.tickets.stage_views import announced_name
 from selector.stagegames.bonus import BLANK, BonusGame
 from selector.stagegames.cars import CarFinal, CarQualifiers
 from selector.stagegames.game import DrawGame, GameState, StageGame
