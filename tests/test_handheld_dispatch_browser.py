@@ -293,7 +293,9 @@ def test_a_stalled_command_never_freezes_the_handheld(
     # entering a session on a stalled link: the load banner says what waits within 2 s,
     # and the session shows once the link flows (no greyed page, no silent wait)
     hh.click("#back")
-    expect(hh.locator('.session-item[data-session="W2"]')).to_be_visible()
+    # the list read afresh (W1 is open with two picks now), nothing still on its way
+    expect(hh.locator('.session-item[data-session="W1"]')).to_contain_text("open")
+    expect(hh.locator('.session-item[data-session="W1"]')).to_contain_text("2 picks")
     relay.stall()
     hh.click('.session-item[data-session="W2"]')
     expect(hh.locator("#load-banner")).to_have_text(

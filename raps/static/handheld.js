@@ -103,11 +103,11 @@
   // commands' timeout is sent again, and within 1.5 s the load banner says what is
   // waiting ("Loading the session: no answer yet · retrying"); nothing is greyed.
 
-  const waiting = new Map(); // what is loading -> why it waits
+  const waiting = new Map(); // what is loading -> why it waits (in the order noted)
 
   function showLoads() {
     const b = $("load-banner");
-    const [what, why] = [...waiting][0] || [];
+    const [what, why] = [...waiting].at(-1) || []; // the latest to wait: the last tap's
     b.hidden = !what;
     if (what) b.textContent = `${what}: ${why} · retrying`;
   }
@@ -146,8 +146,13 @@
   }
 
   // The session again after a command (the stream brings it too: whichever is first).
+  // One at a time; one asked for meanwhile runs after it (it may have started before
+  // the command was done).
+  let refreshAgain = false;
   async function refresh() {
-    if (!sid || refreshing) return;
+    if (!sid) return;
+    if (refreshing) { refreshAgain = true; return; }
+    refreshAgain = false;
     const id = sid;
     refreshing = new AbortController();
     const stop = () => refreshing.abort();
@@ -162,6 +167,7 @@
       loads.signal.removeEventListener("abort", stop);
       refreshing = null;
     }
+    if (refreshAgain && sid === id) await refresh();
   }
 
   async function loadPools() {
@@ -215,7 +221,7 @@
     stream = RAPS.liveStream(`/api/stream?session=${encodeURIComponent(id)}`, {
       summary(view) {
         if (view.session_id !== sid) return;
-        if (refreshing) refreshing.abort(); // this one is newer
+        if (refreshing) { refreshAgain = false; refreshing.abort(); } // this one is newer
         if (entering) entering.abort();
         summary = view;
         render();
