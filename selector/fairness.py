@@ -1,5 +1,7 @@
 """Provable fairness: commit to a seed, derive each pick from it, let anyone recompute.
 
+(Derivation v1, below; v2 and v3 are defined where their functions are.)
+
 At session open the system draws a secret 256-bit seed (from a CSPRNG, outside the
 core) and publishes SHA-256(seed).  Each pick's randomness is
 
@@ -29,6 +31,14 @@ _PICK_PREFIX = b"raps-pick-v1"
 DERIVATION_V1 = "raps-pick-v1"
 DERIVATION_V2 = "raps-pick-v2"
 _PICK_PREFIX_V2 = DERIVATION_V2.encode()
+# Derivation v3 (docs/fairness.md): one derivation for RAPS picks and ticket draws. The
+# digest is v2's Merkle-sum tree (a RAPS pool is a bin of weight 1 per card) and the
+# message ends with the witness's mix, so nobody can predict a pick without the witness.
+DERIVATION_V3 = "raps-pick-v3"
+_PICK_PREFIX_V3 = DERIVATION_V3.encode()
+WITNESS_MIX_PREFIX = b"raps-witness-mix-v1"
+NO_WITNESS = bytes(32)  # the mix of an unwitnessed pick
+DERIVATIONS = (DERIVATION_V1, DERIVATION_V2, DERIVATION_V3)
 
 
 def commitment(seed: bytes) -> str:
@@ -93,6 +103,39 @@ def pick_index(
     """(index into the canonical pool, number of rejected blocks) for one pick."""
     stream = hmac_blocks(seed, pick_message(session_id, pick_number, attempt, digest))
     return scale_to_index(n, stream.__next__, BLOCK_BITS)
+
+
+def witness_mix(signature_hex: str | None) -> bytes:
+    """SHA-256("raps-witness-mix-v1" | the signature's 64 bytes), or 32 zero bytes for an
+    unwitnessed pick (the record says so, and why)."""
+    if signature_hex is None:
+        return NO_WITNESS
+    return hashlib.sha256(WITNESS_MIX_PREFIX + bytes.fromhex(signature_hex)).digest()
+
+
+def pick_message_v3(
+    session_id: str, pick_number: int, attempt: int, digest: str, mix: bytes
+) -> bytes:
+    """ "raps-pick-v3" | u32 len(session) | session | u32 pick | u32 attempt | digest (32)
+    | witness mix (32)."""
+    if len(mix) != 32:
+        raise ValueError("a witness mix is 32 bytes")
+    return pick_message(session_id, pick_number, attempt, digest, _PICK_PREFIX_V3) + mix
+
+
+def ticket_index_v3(
+    seed: bytes,
+    session_id: str,
+    pick_number: int,
+    attempt: int,
+    digest: str,
+    mix: bytes,
+    total: int,
+) -> tuple[int, int]:
+    """Derivation v3: (ticket in [0, total), rejected blocks). For a RAPS pool (weight 1
+    per card) the ticket is the winner's position in canonical order."""
+    message = pick_message_v3(session_id, pick_number, attempt, digest, mix)
+    return scale_to_index(total, hmac_blocks(seed, message).__next__, BLOCK_BITS)
 
 
 def ticket_index(

@@ -42,6 +42,7 @@ from selector.events import (
     Tier,
 )
 from selector.layout import FloorLayout, Location, Machine, Table
+from selector.pooltree import PoolTree
 from selector.promotion import EarnRules, Promotion
 from selector.snapshot import Pool, PoolSnapshot, PoolSnapshotter
 from selector.windows import DayClock
@@ -179,7 +180,8 @@ class _PromotionState:
     """Per promotion: status of every located player, pools and counters."""
 
     __slots__ = (
-        "counts", "min_active", "pools", "promo", "snapshotters", "status", "threshold", "window",
+        "counts", "min_active", "pools", "promo", "snapshotters", "status", "threshold",
+        "trees", "window",
     )  # fmt: skip
 
     def __init__(self, promo: Promotion, window: int, unit: int) -> None:
@@ -195,6 +197,8 @@ class _PromotionState:
         self.pools: dict[str, Pool] = {k.value: Pool() for k in PoolKind}
         # shared by every session drawing from the pool, so each reuses the last one's work
         self.snapshotters = {k.value: PoolSnapshotter() for k in PoolKind}
+        # derivation v3: each pool's digest kept up to date as cards come and go
+        self.trees = {k: PoolTree(pool) for k, pool in self.pools.items()}
 
 
 class Floor:
@@ -261,6 +265,7 @@ class Floor:
         self._players: dict[str, _Player] = {}
         self._timers: list[tuple[float, str, int]] = []
         self.now = 0.0
+        self._pools_moved = False  # a pool changed since its tree last caught up
         self._days: list[int] = []  # local day per window at the last roll-over check
         self.anomalies: Counter[str] = Counter()
         self.rejections: Counter[str] = Counter()
@@ -310,6 +315,8 @@ class Floor:
             self._evaluate(p)
         if self._unknown:
             self._prune_unknown()
+        if self._pools_moved:
+            self.settle_pools()
 
     def _note_unknown(self, p: _Player) -> None:
         """A card without a directory entry left the floor (or appeared off it): it may be
@@ -472,7 +479,17 @@ class Floor:
                 self.now = now
                 evaluate(p)
         self.now = now
+        if self._pools_moved:
+            self.settle_pools()
         return rejected
+
+    def settle_pools(self) -> None:
+        """Hash what changed in the pools' trees (derivation v3): at the end of every batch,
+        so that a pick pays only for its own bars."""
+        self._pools_moved = False
+        for st in self._promos.values():
+            for tree in st.trees.values():
+                tree.settle()
 
     def _credit(self, p: _Player, epoch: float, units: int) -> bool:
         """Add points units earned at epoch; True when a promotion threshold was crossed."""
@@ -880,6 +897,7 @@ class Floor:
                     del st.counts[old]
                 if old[3] == ELIGIBLE:
                     st.pools[old[0]].remove(card)
+                    self._pools_moved = True
             if new is None:
                 del st.status[card]
                 continue
@@ -887,6 +905,7 @@ class Floor:
             st.counts[new] += 1
             if new[3] == ELIGIBLE:
                 st.pools[new[0]].add(card)
+                self._pools_moved = True
 
     # ----------------------------------------------------------------- queries
 
@@ -911,6 +930,23 @@ class Floor:
         st = self._state(promotion_id)
         k = PoolKind(kind).value
         return st.snapshotters[k].take(st.pools[k], barred)
+
+    def pool_tree_snapshot(
+        self, promotion_id: str, kind: PoolKind | str, barred: Collection[str]
+    ) -> tuple[PoolSnapshot, str]:
+        """Derivation v3: a pool minus the barred cards, in canonical order, and its digest
+        (a bin of weight 1 per card, selector.bindigest); costs the session's bars, the
+        floor's changes having been hashed as they came (selector.pooltree)."""
+        if self._pools_moved:
+            self.settle_pools()
+        return self._state(promotion_id).trees[PoolKind(kind).value].snapshot(barred)
+
+    def pool_checkpoint(self, promotion_id: str, kind: PoolKind | str) -> tuple[PoolSnapshot, str]:
+        """The whole pool and its v3 digest, as the base of the next snapshot's delta (the
+        daemon stores it in full after a start, off the pick path)."""
+        if self._pools_moved:
+            self.settle_pools()
+        return self._state(promotion_id).trees[PoolKind(kind).value].checkpoint()
 
     def eligible_counts(self, promotion_id: str) -> dict[tuple[str, str, str], int]:
         """Eligible players by (pool kind, area, tier)."""
@@ -1127,6 +1163,7 @@ class Floor:
                 self._evaluate(p)
             elif p.profile is None:
                 self._note_unknown(p)
+        self.settle_pools()  # the pools' trees are built now, not at the first pick
 
 
 def _time_out(at: float) -> float | None:

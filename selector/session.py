@@ -42,13 +42,16 @@ from selector.claims import (
     escalation_due,
     escalation_reason,
 )
+from selector.derivation import check_raps_derivation, raps_pick, raps_pool_digest
 from selector.events import PoolKind
-from selector.fairness import SEED_BYTES, commitment, pick_index, pool_digest
+from selector.fairness import DERIVATION_V1, DERIVATION_V3, SEED_BYTES, commitment, witness_mix
 from selector.floor import ELIGIBLE, Floor
 from selector.layout import Location
 from selector.promotion import SessionRules
 from selector.records import Actor, Record
+from selector.signatures import SignatureError
 from selector.snapshot import PoolSnapshot
+from selector.witness import RequestTerms, WitnessAtOpen, WitnessReply, check_request
 
 
 class SessionError(ValueError):
@@ -154,6 +157,8 @@ class _Request:
     digest: str
     candidates: PoolSnapshot | None  # None after a restart until the daemon loads it
     left_out: dict[str, int]
+    request: int = 0  # v3: the session's count of requests (the witness signs it)
+    entry: tuple[int, str] | None = None  # (seq, hash) of its journal entry, once known
 
 
 @dataclass(slots=True)
@@ -184,6 +189,11 @@ class DrawSession:
     _card_picks: dict[str, list[Pick]] = field(default_factory=dict)
     _barred: dict[str, str] = field(default_factory=dict)
     _request: _Request | None = None  # the open pick.requested, at most one
+    # how picks are derived (selector.derivation): v3 for a session opened from now on,
+    # the opening record's for a session restored (v1 when it names none)
+    derivation: str = DERIVATION_V3
+    witness: WitnessAtOpen | None = None  # v3: the witness of the open, or none declared
+    _requests: int = 0  # pick.requested records so far
 
     def __post_init__(self) -> None:
         self.floor.promotion(self.promotion_id)  # unknown promotion fails now, not at a pick
@@ -308,10 +318,32 @@ class DrawSession:
             window=bounds,
         )
 
-    def open(self, cmd: Command, seed: bytes, override: str | None = None) -> Outcome:
-        """Open with a fresh secret seed; publishes only its commitment."""
+    def open(
+        self,
+        cmd: Command,
+        seed: bytes,
+        override: str | None = None,
+        *,
+        derivation: str = DERIVATION_V3,
+        witness: WitnessAtOpen | None = None,
+    ) -> Outcome:
+        """Open with a fresh secret seed; publishes only its commitment.
+
+        Derivation v3 names the session's witness (its public key and its receipt of this
+        open, checked here), or none: the session is then declared unwitnessed."""
         if len(seed) != SEED_BYTES:
             raise SessionError(f"seed must be {SEED_BYTES} bytes")
+        try:
+            derivation = check_raps_derivation(derivation)
+        except ValueError as e:
+            raise SessionError(str(e)) from e
+        if witness is not None:
+            if derivation != DERIVATION_V3:
+                raise SessionError("only derivation v3 has a witness")
+            try:
+                witness.check_receipt(self.session_id, commitment(seed), derivation)
+            except SignatureError as e:
+                raise SessionError(f"the witness's receipt of the open: {e}") from e
 
         def action() -> Outcome:
             self._require(SessionState.SCHEDULED)
@@ -319,6 +351,11 @@ class DrawSession:
             self._seed = seed
             self.commitment = commitment(seed)
             self.state = SessionState.OPEN
+            self.derivation = derivation
+            self.witness = witness
+            extra: dict[str, Any] = {"derivation": derivation}
+            if derivation == DERIVATION_V3:
+                extra["witness"] = None if witness is None else witness.to_dict()
             self._emit(
                 cmd,
                 cmd.at,
@@ -331,6 +368,7 @@ class DrawSession:
                 exclude_voided=self.rules.exclude_voided,
                 claim_starts=self.rules.claim_starts.value,
                 max_en_route_seconds=self.rules.max_en_route_seconds,
+                **extra,
             )
             return Outcome(())
 
@@ -387,8 +425,12 @@ class DrawSession:
             self._request = self._new_request(cmd, k, slot, self._slot_draws.get((k, slot), 0))
         return Outcome(tuple(self.records[start:]))
 
-    def complete(self, cmd: Command, kind: PoolKind | str) -> Outcome:
-        """The second half of a draw: the winner from the requested pool."""
+    def complete(
+        self, cmd: Command, kind: PoolKind | str, witness: WitnessReply | None = None
+    ) -> Outcome:
+        """The second half of a draw: the winner from the requested pool (v3: with the
+        witness's signature of the request, or none when the session has no witness or
+        may fall back without it)."""
         k = PoolKind(kind).value
 
         def action() -> Outcome:
@@ -398,22 +440,86 @@ class DrawSession:
                 raise SessionError(f"no {k} draw was requested in session {self.session_id}")
             if req.candidates is None:
                 raise SessionError("the requested pool is not loaded; try again")
+            mix, witnessed = self._witnessed(req, witness)
             self._request = None
-            return self._draw_into(cmd, req)
+            return self._draw_into(cmd, req, mix, witnessed)
 
         return self._run(cmd, ("draw", k), action)
+
+    def needs_witness(self) -> bool:
+        """Whether the open request's winner waits for the witness's signature."""
+        r = self._request
+        return (
+            r is not None
+            and self.derivation == DERIVATION_V3
+            and self.witness is not None
+            and bool(r.candidates)
+        )
+
+    def note_request_entry(self, seq: int, entry_hash: str) -> None:
+        """The journal entry that holds the open request (the witness signs it)."""
+        if self._request is not None and self._request.entry is None:
+            self._request.entry = (seq, entry_hash)
+
+    def witness_terms(self) -> RequestTerms | None:
+        """What the witness is asked to sign for the open request (once its entry is known)."""
+        r = self._request
+        if r is None or r.entry is None or self.witness is None or self.commitment is None:
+            return None
+        return RequestTerms(
+            self.witness.site, self.session_id, r.request, r.number, r.attempt, r.kind,
+            self.derivation, r.digest, self.commitment, r.entry[0], r.entry[1],
+        )  # fmt: skip
+
+    def _witnessed(
+        self, req: _Request, reply: WitnessReply | None
+    ) -> tuple[bytes, dict[str, Any] | None]:
+        """The witness's mix for a pick and what its record says about it."""
+        if self.derivation != DERIVATION_V3 or self.witness is None or not req.candidates:
+            if reply is not None and reply.signature is not None:
+                raise SessionError("this pick is not witnessed: no signature is mixed in")
+            return witness_mix(None), None
+        if reply is None:
+            raise SessionError("the session has a witness: its pick needs the signature")
+        if req.entry is not None and (reply.seq, reply.entry_hash) != req.entry:
+            raise SessionError("the witness signed another journal entry than the request's")
+        record: dict[str, Any] = {
+            "request": req.request,
+            "seq": reply.seq,
+            "entry_hash": reply.entry_hash,
+            "signature": reply.signature,
+        }
+        if reply.signature is None:
+            if not self.witness.fallback:
+                raise SessionError("the witness did not sign and the session has no fallback")
+            record["reason"] = reply.reason or "the witness could not be reached"
+            return witness_mix(None), record
+        terms = RequestTerms(
+            self.witness.site, self.session_id, req.request, req.number, req.attempt, req.kind,
+            self.derivation, req.digest, self.commitment or "", reply.seq, reply.entry_hash,
+        )  # fmt: skip
+        try:
+            check_request(self.witness.public_key, terms, reply.signature)
+        except SignatureError as e:
+            raise SessionError(f"the witness's signature of request {req.request}: {e}") from e
+        return witness_mix(reply.signature), record
 
     def _new_request(self, cmd: Command, kind: str, slot: int, attempt: int) -> _Request:
         floor = self.floor
         floor.advance(cmd.at)
         pool = floor.pool(self.promotion_id, kind)
         barred = self._barred
-        candidates, digest = floor.pool_snapshot(self.promotion_id, kind, barred)
+        if self.derivation == DERIVATION_V1:
+            candidates, digest = floor.pool_snapshot(self.promotion_id, kind, barred)
+        else:
+            candidates, digest = floor.pool_tree_snapshot(self.promotion_id, kind, barred)
         left_out = dict(floor.left_out_counts(self.promotion_id, kind))
         for card, reason in barred.items():
             if card in pool:  # only those the floor would otherwise have offered
                 left_out[reason] = left_out.get(reason, 0) + 1
         number = len(self.picks) + 1
+        self._requests += 1
+        counted = {"request": self._requests} if self.derivation == DERIVATION_V3 else {}
         self._emit(
             cmd,
             cmd.at,
@@ -423,12 +529,13 @@ class DrawSession:
             kind=kind,
             slot=slot,
             attempt=attempt,
+            **counted,
             pool_size=len(candidates),
             pool_digest=digest,
             left_out=left_out,
             pool=candidates,
         )
-        return _Request(number, kind, slot, attempt, digest, candidates, left_out)
+        return _Request(number, kind, slot, attempt, digest, candidates, left_out, self._requests)
 
     def open_request(self) -> tuple[int, str, str] | None:
         """(pick, kind, pool digest) of the draw requested and not drawn, if any."""
@@ -438,21 +545,25 @@ class DrawSession:
     def load_request_pool(self, cards: Sequence[str]) -> None:
         """After a restart: the requested pool, read back from the journal by digest."""
         r = self._request
-        if r is None or pool_digest(list(cards)) != r.digest:
+        if r is None or raps_pool_digest(self.derivation, cards) != r.digest:
             raise SessionError("the pool read back does not match the requested digest")
         r.candidates = PoolSnapshot(list(cards))
 
-    def _draw_into(self, cmd: Command, req: _Request) -> Outcome:
+    def _draw_into(
+        self, cmd: Command, req: _Request, mix: bytes, witnessed: dict[str, Any] | None
+    ) -> Outcome:
         floor = self.floor
         floor.advance(cmd.at)
         kind, slot, attempt, number = req.kind, req.slot, req.attempt, req.number
         assert req.candidates is not None
         candidates, digest, left_out = req.candidates, req.digest, req.left_out
         assert self._seed is not None
+        v3 = {"witness": witnessed} if self.derivation == DERIVATION_V3 else {}
         while candidates:
-            index, rejected = pick_index(
-                self._seed, self.session_id, number, attempt, digest, len(candidates)
-            )
+            index, rejected = raps_pick(
+                self.derivation, self._seed, self.session_id, number, attempt, digest,
+                len(candidates), mix,
+            )  # fmt: skip
             card = candidates[index]
             # eligibility and exclusions are checked again, fresh, for the winner
             verdict = floor.check(self.promotion_id, card)
@@ -471,7 +582,7 @@ class DrawSession:
                 pool_digest=digest,
             )
             candidates = candidates.without(index)  # not the snapshot it was taken as
-            digest = pool_digest(candidates)
+            digest = raps_pool_digest(self.derivation, candidates)
         else:
             self._emit(
                 cmd,
@@ -483,8 +594,9 @@ class DrawSession:
                 slot=slot,
                 attempt=attempt,
                 pool_size=0,
-                pool_digest=pool_digest([]),
+                pool_digest=raps_pool_digest(self.derivation, []),
                 left_out=left_out,
+                **v3,
             )
             return Outcome((), no_eligible=True)
         profile = floor.profile(card)
@@ -525,6 +637,7 @@ class DrawSession:
             rejected_blocks=rejected,
             deadline=None if deadline is None else deadline.isoformat(),
             left_out=left_out,
+            **v3,
             pool=candidates,
         )
         return Outcome((), pick=pick)
@@ -911,6 +1024,9 @@ class DrawSession:
         if t == "session.opened":
             self.state = SessionState.OPEN
             self.commitment = d["commitment"]
+            self.derivation = check_raps_derivation(d.get("derivation", DERIVATION_V1))
+            w = d.get("witness")
+            self.witness = WitnessAtOpen.from_dict(w) if isinstance(w, dict) else None
             # what the session opened as, whatever the schedule or a config says later
             self.rehearsal = bool(d.get("rehearsal", self.rehearsal))
             self.rules = replace(  # a journal older than the claim steps: at the draw
@@ -923,6 +1039,7 @@ class DrawSession:
             self.state = SessionState.CLOSED
             self._request = None
         elif t == "pick.requested":
+            self._requests += 1
             self._request = _Request(
                 d["pick"],
                 d["kind"],
@@ -931,6 +1048,7 @@ class DrawSession:
                 d["pool_digest"],
                 None,
                 dict(d.get("left_out", {})),
+                int(d.get("request", self._requests)),
             )
             if "pool" in d:
                 self._request.candidates = PoolSnapshot(list(d["pool"]))

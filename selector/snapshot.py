@@ -39,53 +39,64 @@ class Pool(SortedList):  # type: ignore[misc]
     """A pool's cards in canonical order that notes which cards came or went.
 
     `changed` holds the cards added or removed since `reader` (a PoolSnapshotter) last
-    took a snapshot; None when unknown (a bulk change, or never read).
+    took a snapshot; None when unknown (a bulk change, or never read). `touched` holds
+    the cards added or removed since the pool's tree (selector.pooltree) last caught up;
+    None after a bulk change (the tree is then built again).
     """
 
     def __init__(self, iterable: Iterable[str] | None = None) -> None:
         self.changed: set[str] | None = None
         self.reader: object | None = None
+        self.touched: set[str] | None = None
         super().__init__(iterable)
+        if iterable is None:
+            self.touched = set()
 
     def add(self, value: str) -> None:
         super().add(value)
         if self.changed is not None:
             self.changed.add(value)
+        if self.touched is not None:
+            self.touched.add(value)
 
     def remove(self, value: str) -> None:
         super().remove(value)
         if self.changed is not None:
             self.changed.add(value)
+        if self.touched is not None:
+            self.touched.add(value)
 
     def discard(self, value: str) -> None:
         if value in self:
             self.remove(value)
 
     def update(self, iterable: Iterable[str]) -> None:
-        self.changed = None  # a bulk change: the next snapshot compares every block
+        self.changed = self.touched = None  # a bulk change: the next snapshot compares every block
         super().update(iterable)
 
     def clear(self) -> None:
-        self.changed = None
+        self.changed = self.touched = None
         super().clear()
 
     def pop(self, index: int = -1) -> str:
         value: str = super().pop(index)
         if self.changed is not None:
             self.changed.add(value)
+        if self.touched is not None:
+            self.touched.add(value)
         return value
 
     def __delitem__(self, index: int | slice) -> None:
-        self.changed = None
+        self.changed = self.touched = None
         super().__delitem__(index)
 
     def __iadd__(self, other: Iterable[str]) -> Pool:
-        self.changed = None
+        self.changed = self.touched = None
         super().__iadd__(other)
         return self
 
     def __imul__(self, num: int) -> Pool:
-        self.changed = None
+        self.changed = self.touched = None
         super().__imul__(num)
         return self
 
@@ -97,7 +108,7 @@ class PoolSnapshot(Sequence[str]):
     snapshotter took one before, else None.
     """
 
-    __slots__ = ("_blocks", "_len", "_starts", "since")
+    __slots__ = ("_blocks", "_len", "_start_list", "since")
 
     def __init__(
         self,
@@ -106,18 +117,27 @@ class PoolSnapshot(Sequence[str]):
     ) -> None:
         block = list(cards)
         self._blocks: list[list[str]] = [block] if block else []
-        self._starts: list[int] = [0] if block else []
+        self._start_list: list[int] | None = [0] if block else []
         self._len = len(block)
         self.since = since
 
     @classmethod
-    def of_blocks(cls, blocks: list[list[str]]) -> PoolSnapshot:
-        """A view over non-empty blocks that are never changed afterwards (not copied)."""
+    def of_blocks(cls, blocks: list[list[str]], length: int | None = None) -> PoolSnapshot:
+        """A view over non-empty blocks that are never changed afterwards (not copied);
+        `length`, when the caller knows it, saves counting (where each block starts is
+        worked out on the first lookup by position)."""
         snap = cls()
         snap._blocks = blocks
-        snap._starts = [0, *itertools.accumulate(len(b) for b in blocks[:-1])]
-        snap._len = sum(len(b) for b in blocks)
+        snap._start_list = None
+        snap._len = sum(map(len, blocks)) if length is None else length
         return snap
+
+    @property
+    def _starts(self) -> list[int]:
+        if self._start_list is None:
+            blocks = self._blocks
+            self._start_list = [0, *itertools.accumulate(map(len, blocks[:-1]))]
+        return self._start_list
 
     def __len__(self) -> int:
         return self._len

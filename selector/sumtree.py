@@ -4,10 +4,12 @@ The digest is byte for byte `selector.bindigest.bin_digest` of the bin's entries
 the nodes on the paths of changed cards are hashed again (O(changes x log n)).
 
 Leaves are plain lists (cards and their encoded entries side by side, with their total)
-so a changed leaf is hashed again with one join. Each level's nodes are named by the
-card they end at (None for a level's last node when it ends at the bin's last card
-without a cut there); `_bounds[l]` holds the cards that end
-a node at level l. A change marks its leaf dirty; recomputing a node marks its parent,
+so a changed leaf is hashed again with one join. A leaf's list of cards is replaced, never
+edited, when a card comes or goes: `blocks()` hands the lists out as a snapshot that the
+tree's later changes leave alone (a pool's candidates at a pick, held until its winner).
+Each level's nodes are named by the card they end at (None for a level's last node when
+it ends at the bin's last card without a cut there); `_bounds[l]` holds the cards that
+end a node at level l. A change marks its leaf dirty; recomputing a node marks its parent,
 so one digest hashes each changed path once however many changes it holds. Cutting
 depends only on each card (its height), so a card coming or going splits or joins the
 nodes it ends and nothing else.
@@ -16,7 +18,7 @@ nodes it ends and nothing else.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import sha256
 
@@ -98,6 +100,8 @@ class SumTree:
         self._dirty[0].update(self._leaves)
         self._total = sum(weights)
         self._digest: str | None = None
+        # the leaves' lists of cards in order (blocks()), while no leaf split or merged
+        self._order: list[list[str]] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -118,6 +122,10 @@ class SumTree:
         """A copy of card -> weight (a dict copy: fast even for 200,000 cards)."""
         return self._weight.copy()
 
+    def weight_of(self) -> Callable[[str], int | None]:
+        """card -> weight or None, without a copy (the tree's own dict's `get`)."""
+        return self._weight.get
+
     def items(self) -> Iterator[tuple[str, int]]:
         """Entries in canonical order."""
         w = self._weight
@@ -125,6 +133,32 @@ class SumTree:
             leaf = self._leaves.get(key)
             if leaf is not None:
                 yield from ((c, w[c]) for c in leaf.cards)
+
+    def blocks(self) -> list[list[str]]:
+        """The cards in canonical order as the leaves hold them, leaf by leaf (the lists
+        themselves, not copies). A change replaces a leaf's list rather than editing it, so
+        the lists handed out here never change: together they are a snapshot, taken in
+        O(n / 64) (one list copy while no leaf split or merged since the last call)."""
+        if self._order is None:
+            leaves = self._leaves
+            out = [leaves[k].cards for k in self._bounds[0]]
+            last = leaves.get(None)
+            if last is not None and last.cards:
+                out.append(last.cards)
+            self._order = out
+        return list(self._order)
+
+    def _place(self, key: Key) -> int:
+        """Where the leaf named `key` is (or would be) in the order of blocks."""
+        b = self._bounds[0]
+        return len(b) if key is None else bisect_left(b, key)
+
+    def _reorder(self, at: int, replaced: int, blocks: list[list[str]]) -> None:
+        """The cached order of blocks after a change: `replaced` leaves from `at` on are
+        now these (a leaf changed, split or joined its neighbour)."""
+        order = self._order
+        if order is not None:
+            order[at : at + replaced] = blocks
 
     def digest(self) -> str:
         if self._digest is None:
@@ -175,6 +209,7 @@ class SumTree:
         key = self._key(0, card)
         self._dirty[0].add(key)
         leaf = self._leaves.get(key)
+        fresh = leaf is None
         if leaf is None:
             leaf = self._leaves[key] = _Leaf()
         i = bisect_left(leaf.cards, card)
@@ -182,10 +217,13 @@ class SumTree:
         if old is not None:
             leaf.encoded[i] = encoded
             return
-        leaf.cards.insert(i, card)
+        cards = leaf.cards
+        leaf.cards = [*cards[:i], card, *cards[i:]]  # a new list: snapshots keep the old one
         leaf.encoded.insert(i, encoded)
+        j = self._place(key)
         h = height(card)
         if not h:
+            self._reorder(j, 0 if fresh else 1, [leaf.cards])
             return
         self._heights[card] = h
         for lv in range(h):
@@ -193,21 +231,26 @@ class SumTree:
         # the leaf splits after the new card: its head is a new leaf named by the card
         head = _Leaf(leaf.cards[: i + 1], leaf.encoded[: i + 1])
         head.total = sum(self._weight[c] for c in head.cards)
-        del leaf.cards[: i + 1], leaf.encoded[: i + 1]
+        leaf.cards = leaf.cards[i + 1 :]
+        del leaf.encoded[: i + 1]
         leaf.total -= head.total
         self._leaves[card] = head
         self._dirty[0].add(card)
         if not leaf.cards:
             del self._leaves[key]
+        self._reorder(j, 0 if fresh else 1, [head.cards] + ([leaf.cards] if leaf.cards else []))
 
     def remove(self, card: str) -> None:
         weight = self._weight.pop(card)  # KeyError when absent, as for a dict
         self._total -= weight
         self._digest = None
         key = self._key(0, card)
+        j = self._place(key)
         leaf = self._leaves[key]
-        i = bisect_left(leaf.cards, card)
-        del leaf.cards[i], leaf.encoded[i]
+        cards = leaf.cards
+        i = bisect_left(cards, card)
+        leaf.cards = [*cards[:i], *cards[i + 1 :]]  # a new list: snapshots keep the old one
+        del leaf.encoded[i]
         leaf.total -= weight
         h = self._heights.pop(card, 0)
         for lv in range(h):
@@ -223,12 +266,17 @@ class SumTree:
             if nxt is None:
                 if leaf.cards:
                     self._leaves[after] = leaf
+                self._reorder(j, 1, [leaf.cards] if leaf.cards else [])
             else:
-                nxt.cards[:0] = leaf.cards
+                nxt.cards = [*leaf.cards, *nxt.cards]
                 nxt.encoded[:0] = leaf.encoded
                 nxt.total += leaf.total
+                self._reorder(j, 2, [nxt.cards])
         elif not leaf.cards:
             del self._leaves[key]
+            self._reorder(j, 1, [])
+        else:
+            self._reorder(j, 1, [leaf.cards])
         self._dirty[0].add(after)
 
     def discard(self, card: str) -> None:

@@ -7,6 +7,9 @@ What is checked, per session:
   the recorded card; a failed re-check is recomputed from the pool it was drawn from;
 - nobody barred at that moment (pending, already won, no-show, voided) was in a pool;
 - no pool's quota was exceeded, and pick numbers run 1, 2, 3, ...
+- by the session's derivation (v1, or v3 from its `session.opened`): v3 requests run 1, 2,
+  3, ... and every witnessed pick carries the witness's signature of its request, checked
+  against the public key committed at open (selector.witness);
 and the session's life as a state machine (selector.lifecycle). Mismatches come in
 record order, so the first one names where the records first stop holding.
 """
@@ -14,12 +17,16 @@ record order, so the first one names where the records first stop holding.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from selector.fairness import commitment, pick_index, pool_digest
+from selector.derivation import RAPS_DERIVATIONS, raps_pick, reference_pool_digest
+from selector.fairness import DERIVATION_V1, DERIVATION_V3, commitment, witness_mix
 from selector.lifecycle import Mismatch, verify_lifecycle
 from selector.records import Record
+from selector.signatures import SignatureError
+from selector.witness import RequestTerms, WitnessAtOpen, check_request
 
 __all__ = ["Mismatch", "verify_lifecycle", "verify_session"]  # the first two: selector.lifecycle
 
@@ -28,8 +35,17 @@ def _as_dicts(records: Iterable[Record | dict[str, Any]]) -> list[dict[str, Any]
     return [r.to_dict() if isinstance(r, Record) else r for r in records]
 
 
-def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
-    """All mismatches found in one session's records (empty list: the session holds)."""
+def verify_session(
+    records: Iterable[Record | dict[str, Any]],
+    *,
+    entries: Sequence[tuple[int, str]] | None = None,
+    witness_key: str | None = None,
+) -> list[Mismatch]:
+    """All mismatches found in one session's records (empty list: the session holds).
+
+    `entries`: the (seq, hash) of each record's journal entry, when known (an export, a
+    database): a witness's signature must then name the entry of its request.
+    `witness_key`: a witness public key the inspector pinned: the session's must be it."""
     recs = _as_dicts(records)
     bad: list[Mismatch] = verify_lifecycle(recs)
     opened = [(i, r) for i, r in enumerate(recs) if r["type"] == "session.opened"]
@@ -38,7 +54,7 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
         return [Mismatch(0, None, f"expected one session.opened record, found {len(opened)}")]
     if len(closed) != 1:
         return [*bad, Mismatch(len(recs), None, "session is not closed: its seed is not revealed")]
-    o = opened[0][1]["data"]
+    oi, o = opened[0][0], opened[0][1]["data"]
     ci, c = closed[0]
     try:
         seed = bytes.fromhex(c["data"]["seed"])
@@ -48,36 +64,27 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
         seed = b""
     if not seed_ok:
         return [Mismatch(ci, None, "revealed seed does not match the commitment made at open")]
+    try:
+        ctx = _Ctx.of(recs, oi, seed, entries, witness_key, bad)
+    except (KeyError, TypeError, ValueError) as e:
+        return [*bad, Mismatch(oi, None, f"malformed session.opened record: {e!r}")]
+    if ctx is None:
+        return bad
     quotas: dict[str, int] = o.get("quotas", {})
     exclude_no_shows = bool(o.get("exclude_no_shows", True))
     exclude_voided = bool(o.get("exclude_voided", True))
-    session_id = recs[0]["session_id"]
 
-    # pick -> the digest of the pool its pick.requested made durable (journals written
-    # before requests existed have none, and are checked without)
-    requests: dict[int, str] | None = (
-        {} if any(r["type"] == "pick.requested" for r in recs) else None
-    )
     states: dict[int, tuple[str, str, str, int]] = {}  # pick -> (card, kind, state, slot)
     # pick -> (card, pool digest) of each failed re-check before the pick's outcome
     failed: dict[int, list[tuple[str, str]]] = {}
     expected_pick = 1
     for i, r in enumerate(recs):
         try:
-            _check_request(i, r, bad, requests, failed)
+            _check_request(i, r, bad, ctx, failed, states, exclude_no_shows, exclude_voided)
             expected_pick = _check_record(
-                i,
-                r,
-                bad,
-                seed,
-                session_id,
-                states,
-                failed,
-                expected_pick,
-                quotas,
-                exclude_no_shows,
+                i, r, bad, ctx, states, failed, expected_pick, quotas, exclude_no_shows,
                 exclude_voided,
-            )
+            )  # fmt: skip
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             pick = r.get("data", {}).get("pick") if isinstance(r, dict) else None
             bad.append(Mismatch(i, pick, f"malformed {r.get('type')!r} record: {e!r}"))
@@ -85,20 +92,103 @@ def verify_session(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]
     return sorted(dict.fromkeys(bad), key=lambda m: m.position)
 
 
+@dataclass(slots=True)
+class _Request:
+    index: int  # of its record
+    digest: str
+    number: int  # v3: the session's count of requests
+    attempt: int
+    kind: str
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """What every pick of a session is checked with."""
+
+    seed: bytes
+    session_id: str
+    derivation: str
+    commitment: str
+    witness: WitnessAtOpen | None
+    entries: Sequence[tuple[int, str]] | None
+    # pick -> its open request (None: a v1 journal written before requests existed)
+    requests: dict[int, _Request] | None
+    request_count: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        recs: list[dict[str, Any]],
+        oi: int,
+        seed: bytes,
+        entries: Sequence[tuple[int, str]] | None,
+        witness_key: str | None,
+        bad: list[Mismatch],
+    ) -> _Ctx | None:
+        o = recs[oi]["data"]
+        derivation = o.get("derivation", DERIVATION_V1)
+        if derivation not in RAPS_DERIVATIONS:
+            bad.append(Mismatch(oi, None, f"unknown derivation {derivation!r}"))
+            return None
+        witness = None
+        if derivation == DERIVATION_V3:
+            if "witness" not in o:
+                bad.append(Mismatch(oi, None, "a v3 session.opened names no witness, nor none"))
+            elif o["witness"] is not None:
+                witness = WitnessAtOpen.from_dict(o["witness"])
+                try:
+                    witness.check_receipt(recs[oi]["session_id"], o["commitment"], derivation)
+                except SignatureError as e:
+                    bad.append(Mismatch(oi, None, f"the witness's receipt of the open: {e}"))
+        if witness_key is not None and derivation == DERIVATION_V3:
+            have = None if witness is None else witness.public_key
+            if have != witness_key.lower():
+                bad.append(Mismatch(oi, None, f"the session's witness key is {have}, not the "
+                                    f"pinned {witness_key.lower()}"))  # fmt: skip
+        if entries is not None and len(entries) != len(recs):
+            entries = None
+        # v3 draws always make their pool durable first; a v1 journal written before
+        # requests existed has none, and is checked without
+        has_requests = derivation == DERIVATION_V3 or any(
+            r["type"] == "pick.requested" for r in recs
+        )
+        return cls(
+            seed, recs[0]["session_id"], derivation, o["commitment"], witness, entries,
+            {} if has_requests else None,
+        )  # fmt: skip
+
+    def digest(self, cards: list[str]) -> str:
+        """The pool's digest by the reference code; a pool out of canonical order has
+        none in v3 (its bin is not a bin): "" then, which matches no recorded digest."""
+        try:
+            return reference_pool_digest(self.derivation, cards)
+        except ValueError:
+            return ""
+
+
 def _check_request(
     i: int,
     r: dict[str, Any],
     bad: list[Mismatch],
-    requests: dict[int, str] | None,
+    ctx: _Ctx,
     failed: dict[int, list[tuple[str, str]]],
+    states: dict[int, tuple[str, str, str, int]],
+    exclude_no_shows: bool,
+    exclude_voided: bool,
 ) -> None:
     """A draw's winner comes from the pool its request made durable: the first try's
     pool (the final one with every failed re-check put back) has the requested digest."""
+    requests = ctx.requests
     if requests is None:
         return
     t, d = r["type"], r["data"]
     if t == "pick.requested":
-        requests[int(d["pick"])] = d["pool_digest"]
+        n = int(d["pick"])
+        ctx.request_count += 1
+        number = ctx.request_count
+        if ctx.derivation == DERIVATION_V3 and d.get("request") != number:
+            bad.append(Mismatch(i, n, f"request number {d.get('request')}, expected {number}"))
+        requests[n] = _Request(i, d["pool_digest"], number, int(d["attempt"]), str(d["kind"]))
     elif t == "pick.abandoned":
         requests.pop(int(d["pick"]), None)
     elif t in ("pick.drawn", "pick.no_eligible"):
@@ -108,16 +198,58 @@ def _check_request(
         first = sorted(set(pool) | {card for card, _ in failed.get(n, [])})
         if wanted is None:
             bad.append(Mismatch(i, n, f"{t} without a pick.requested before it"))
-        elif pool_digest(first) != wanted:
+        elif ctx.digest(first) != wanted.digest:
             bad.append(Mismatch(i, n, "drawn from a pool other than the one requested"))
+        if wanted is not None and ctx.derivation == DERIVATION_V3:
+            _check_witness(i, n, d, bad, ctx, wanted, bool(first))
+
+
+def _check_witness(
+    i: int, n: int, d: dict[str, Any], bad: list[Mismatch], ctx: _Ctx, req: _Request, any_: bool
+) -> None:
+    """A v3 pick's witness: none for an unwitnessed session (or an empty pool), else the
+    witness's signature of exactly its request and journal entry (or, where the session
+    allows it, none and why: an anomaly the report shows)."""
+    w = d.get("witness")
+    if ctx.witness is None or not any_:
+        if w is not None:
+            bad.append(Mismatch(i, n, "a witness recorded for a pick that has none"))
+        return
+    if not isinstance(w, dict):
+        bad.append(Mismatch(i, n, "the session has a witness, the pick records none"))
+        return
+    if w.get("request") != req.number:
+        bad.append(Mismatch(i, n, f"witnessed request {w.get('request')}, the pick's is "
+                            f"{req.number}"))  # fmt: skip
+    if ctx.entries is not None and (w.get("seq"), w.get("entry_hash")) != tuple(
+        ctx.entries[req.index]
+    ):
+        bad.append(Mismatch(i, n, "the witness signed another journal entry than the request's"))
+    signature = w.get("signature")
+    if signature is None:
+        if not ctx.witness.fallback:
+            bad.append(Mismatch(i, n, "drawn without the witness, which the session forbids"))
+        return
+    terms = RequestTerms(
+        ctx.witness.site, ctx.session_id, req.number, n, req.attempt, req.kind, ctx.derivation,
+        req.digest, ctx.commitment, int(w["seq"]), str(w["entry_hash"]),
+    )  # fmt: skip
+    try:
+        check_request(ctx.witness.public_key, terms, str(signature))
+    except SignatureError as e:
+        bad.append(Mismatch(i, n, f"witness signature: {e}"))
+
+
+def _mix(ctx: _Ctx, d: dict[str, Any]) -> bytes:
+    w = d.get("witness") if ctx.derivation == DERIVATION_V3 else None
+    return witness_mix(w.get("signature") if isinstance(w, dict) else None)
 
 
 def _check_record(
     i: int,
     r: dict[str, Any],
     bad: list[Mismatch],
-    seed: bytes,
-    session_id: str,
+    ctx: _Ctx,
     states: dict[int, tuple[str, str, str, int]],
     failed: dict[int, list[tuple[str, str]]],
     expected_pick: int,
@@ -128,24 +260,20 @@ def _check_record(
     """Check one record against the replayed session; returns the next expected pick."""
     d = r["data"]
     t = r["type"]
-    if r["session_id"] != session_id:
+    if r["session_id"] != ctx.session_id:
         bad.append(Mismatch(i, None, "record belongs to another session"))
         return expected_pick
     if t == "pick.recheck_failed":
         failed.setdefault(d["pick"], []).append((d["card"], d["pool_digest"]))
     elif t == "pick.no_eligible":
         # re-checks of this attempt drew from pools that shrank to nothing
-        bad.extend(
-            _check_rechecks(i, d["pick"], d, seed, session_id, [], failed.pop(d["pick"], []))
-        )
+        bad.extend(_check_rechecks(i, d["pick"], d, ctx, [], failed.pop(d["pick"], [])))
     elif t == "pick.drawn":
         n = int(d["pick"])
         if n != expected_pick:
             bad.append(Mismatch(i, n, f"pick number {n}, expected {expected_pick}"))
         removed = failed.pop(n, [])
-        bad.extend(
-            _check_pick(i, d, seed, session_id, states, removed, exclude_no_shows, exclude_voided)
-        )
+        bad.extend(_check_pick(i, d, ctx, states, removed, exclude_no_shows, exclude_voided))
         states[n] = (d["card"], d["kind"], "pending", d["slot"])
         filled = sum(
             1
@@ -187,8 +315,7 @@ def _barred(
 def _check_pick(
     i: int,
     d: dict[str, Any],
-    seed: bytes,
-    session_id: str,
+    ctx: _Ctx,
     states: dict[int, tuple[str, str, str, int]],
     removed: list[tuple[str, str]],
     exclude_no_shows: bool,
@@ -199,7 +326,7 @@ def _check_pick(
     bad: list[Mismatch] = []
     if any(a >= b for a, b in itertools.pairwise(pool)):
         bad.append(Mismatch(i, n, "pool is not in canonical (sorted, unique) order"))
-    digest = pool_digest(pool)
+    digest = ctx.digest(pool)
     if digest != d["pool_digest"]:
         bad.append(Mismatch(i, n, "pool digest does not match the recorded pool"))
     if len(pool) != d["pool_size"]:
@@ -207,10 +334,12 @@ def _check_pick(
     barred = _barred(states, exclude_no_shows, exclude_voided)
     if barred & set(pool):
         bad.append(Mismatch(i, n, f"barred player(s) in the pool: {len(barred & set(pool))}"))
-    bad += _check_rechecks(i, n, d, seed, session_id, pool, removed)
+    bad += _check_rechecks(i, n, d, ctx, pool, removed)
     if not pool:
         return [*bad, Mismatch(i, n, "pick drawn from an empty pool")]
-    index, _ = pick_index(seed, session_id, n, d["attempt"], digest, len(pool))
+    index, _ = raps_pick(
+        ctx.derivation, ctx.seed, ctx.session_id, n, d["attempt"], digest, len(pool), _mix(ctx, d)
+    )
     if index != d["index"]:
         bad.append(Mismatch(i, n, f"index {d['index']} recorded, seed gives {index}"))
     if pool[index] != d["card"]:
@@ -222,8 +351,7 @@ def _check_rechecks(
     i: int,
     n: int,
     d: dict[str, Any],
-    seed: bytes,
-    session_id: str,
+    ctx: _Ctx,
     pool: list[str],
     removed: list[tuple[str, str]],
 ) -> list[Mismatch]:
@@ -233,13 +361,17 @@ def _check_rechecks(
     bad: list[Mismatch] = []
     in_pool = set(pool)
     full = sorted(in_pool | {card for card, _ in removed})
+    mix = _mix(ctx, d)
     for card, digest in removed:
         if card in in_pool:
             bad.append(Mismatch(i, n, f"{card} failed its re-check but is in the final pool"))
             continue
-        if pool_digest(full) != digest:
+        here = ctx.digest(full)
+        if here != digest:
             bad.append(Mismatch(i, n, f"failed re-check of {card}: pool digest does not match"))
-        idx, _ = pick_index(seed, session_id, n, d["attempt"], pool_digest(full), len(full))
+        idx, _ = raps_pick(
+            ctx.derivation, ctx.seed, ctx.session_id, n, d["attempt"], here, len(full), mix
+        )
         if full[idx] != card:
             bad.append(Mismatch(i, n, f"failed re-check named {card}, seed gives {full[idx]}"))
         full.remove(card)

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from selector.bindigest import bin_digest
 from selector.events import Exclusion, PoolKind, Tier
-from selector.fairness import pick_index, pool_digest
+from selector.fairness import NO_WITNESS, ticket_index_v3
 from selector.floor import Floor
 from selector.layout import Location
 from selector.promotion import EarnRules, Promotion, SessionRules
@@ -282,7 +283,7 @@ def test_seed_rule_redraw_when_drawn_twice() -> None:
     rec = only(list(out.records), "pick.no_eligible")
     assert rec.data["left_out"] == {"pending": 1}
     assert rec.data["pool_size"] == 0
-    assert rec.data["pool_digest"] == pool_digest([])
+    assert rec.data["pool_digest"] == bin_digest([])  # derivation v3: the empty bin
     assert rec.data["slot"] == 2
     assert len(s.picks) == 1
     # once the player has won, the reason becomes 'already_won'
@@ -937,8 +938,10 @@ def test_pick_record_holds_the_pool_it_was_drawn_from() -> None:
     pool = [f"S{i:02d}" for i in range(1, 6)]
     assert rec.data["pool"] == pool
     assert rec.data["pool_size"] == pick.pool_size == 5
-    assert rec.data["pool_digest"] == pick.pool_digest == pool_digest(pool)
-    index, rejected = pick_index(FIXED_SEED, "S1", 1, 0, pool_digest(pool), 5)
+    # derivation v3, no witness: the pool as a bin of weight 1 per card, a zero mix
+    digest = bin_digest([(c, 1) for c in pool])
+    assert rec.data["pool_digest"] == pick.pool_digest == digest
+    index, rejected = ticket_index_v3(FIXED_SEED, "S1", 1, 0, digest, NO_WITNESS, 5)
     assert (rec.data["index"], rec.data["rejected_blocks"]) == (index, rejected)
     assert pick.card == pool[index]
     assert rec.data["deadline"] == pick.deadline.isoformat()

@@ -13,8 +13,9 @@ How to read these tests
 - Every fit test has a power check: a deliberately biased picker, fed the same seeds at
   the same sample size, IS rejected by the same test at the same threshold.  That proves
   each test can fail, i.e. that it is not passing because it is blind.
-- Volume comes from calling `selector.fairness.pick_index` directly (tens of thousands of
-  picks, well under a second), and the full `DrawSession` path is sampled too, at a
+- Volume comes from calling the derivation directly (`selector.fairness.ticket_index_v3`,
+  derivation v3 as a session without a witness draws: tens of thousands of picks, well
+  under a second), and the full `DrawSession` path is sampled too, at a
   smaller size; the full-path tests also assert that each session's picks are exactly
   the ones the direct computation gives, which ties the volume tests to the real code.
 """
@@ -30,8 +31,9 @@ from itertools import permutations, product
 import pytest
 from scipy.stats import chisquare
 
+from selector.bindigest import bin_digest
 from selector.events import PoolKind
-from selector.fairness import hmac_blocks, pick_index, pick_message, pool_digest
+from selector.fairness import NO_WITNESS, hmac_blocks, pick_message_v3, ticket_index_v3
 from selector.floor import Floor
 from selector.promotion import SessionRules
 from selector.session import DrawSession
@@ -89,9 +91,16 @@ def with_replacement_law(pool: Sequence[str], draws: int) -> dict[Hashable, floa
 # ----------------------------------------------------------------- pickers
 
 
+@cache
+def pool_digest(pool: tuple[str, ...]) -> str:
+    """Derivation v3: the pool as a bin of weight 1 per card (the reference code)."""
+    return bin_digest([(c, 1) for c in pool])
+
+
 def draw(seed: bytes, sid: str, number: int, attempt: int, pool: Sequence[str]) -> str:
-    """One pick exactly as the session makes it (docs/fairness.md)."""
-    index, _ = pick_index(seed, sid, number, attempt, pool_digest(pool), len(pool))
+    """One pick exactly as the session makes it (docs/fairness.md, derivation v3)."""
+    digest = pool_digest(tuple(pool))
+    index, _ = ticket_index_v3(seed, sid, number, attempt, digest, NO_WITNESS, len(pool))
     return pool[index]
 
 
@@ -107,7 +116,7 @@ def fair_redraw(seed: bytes, sid: str, pool: Sequence[str]) -> tuple[str, ...]:
 
 
 def first_block(seed: bytes, sid: str, pool: Sequence[str]) -> int:
-    msg = pick_message(sid, 1, 0, pool_digest(pool))
+    msg = pick_message_v3(sid, 1, 0, pool_digest(tuple(pool)), NO_WITNESS)
     return next(hmac_blocks(seed, msg))
 
 

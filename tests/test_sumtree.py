@@ -42,6 +42,27 @@ def test_incremental_digest_matches_reference(start: dict[str, int], changes) ->
 
 
 @settings(max_examples=100, deadline=None)
+@given(st.dictionaries(cards, st.integers(1, 20), max_size=200), ops)
+def test_blocks_are_a_snapshot_that_later_changes_leave_alone(start, changes) -> None:
+    tree = SumTree(start.items())
+    model = dict(start)
+    held: list[tuple[list[list[str]], list[str]]] = []
+    for i, (op, card, w) in enumerate(changes):
+        if op == "set":
+            tree.set(card, w)
+            model[card] = w
+        else:
+            tree.discard(card)
+            model.pop(card, None)
+        if i % 3 == 0:
+            blocks = tree.blocks()
+            assert all(blocks) and [c for b in blocks for c in b] == sorted(model)
+            held.append((blocks, sorted(model)))
+    for blocks, cards_then in held:
+        assert [c for b in blocks for c in b] == cards_then
+
+
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(cards, st.integers(1, 20), min_size=1, max_size=200), st.data())
 def test_locate_matches_reference(bin_: dict[str, int], data) -> None:
     tree = SumTree(bin_.items())

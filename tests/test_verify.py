@@ -1,5 +1,9 @@
 """selector.verify: an honest session verifies; every kind of tampering is named.
 
+These sessions open with derivation v1, as every session did before v3: what they check
+holds for sessions restored after the upgrade (tests/test_verify_v3.py covers v3 and the
+witness).
+
 An inspector runs `verify_session` on the journal of a closed session.  It must accept
 every honest session (including no-shows, voids, redraws, claim-timer expiries and
 failed re-checks) and must reject any edit to a pick, a pool, the seed or the
@@ -19,7 +23,7 @@ from typing import Any
 import pytest
 
 from selector.events import PoolKind
-from selector.fairness import commitment, pick_index, pool_digest
+from selector.fairness import DERIVATION_V1, commitment, pick_index, pool_digest
 from selector.floor import Floor
 from selector.promotion import EarnRules, Promotion, SessionRules
 from selector.records import Record
@@ -91,7 +95,7 @@ def honest_session(seed: bytes = SEED) -> DrawSession:
     floor, ev = seated_floor()
     s = DrawSession(SESSION_ID, "raps", floor, SessionRules(exclude_no_shows=True))
     run = Script(s, ev.now)
-    s.open(run.cmd(), seed)
+    s.open(run.cmd(), seed, derivation=DERIVATION_V1)
     p1 = run.draw("slots")
     s.verify(run.cmd(), p1)
     s.award(run.cmd(), p1, Prize(50_000, PrizeKind.CASH, "E07"))
@@ -388,7 +392,7 @@ def test_open_session_is_refused_before_close() -> None:
     """The live session (seed still secret) cannot be verified, whatever it holds."""
     floor, ev = seated_floor()
     s = DrawSession(SESSION_ID, "raps", floor)
-    s.open(command("o", ev.now), SEED)
+    s.open(command("o", ev.now), SEED, derivation=DERIVATION_V1)
     s.draw(command("d", ev.now), "slots")
     bad = verify_session(s.records)
     assert [(m.pick, "not closed" in m.message) for m in bad] == [(None, True)]
@@ -411,7 +415,7 @@ def test_quota_exceeded_by_an_extra_pick() -> None:
     rules = SessionRules(quotas={PoolKind.SLOTS: 2, PoolKind.TABLES: 1})
     s = DrawSession(SESSION_ID, "raps", floor, rules)
     run = Script(s, ev.now)
-    s.open(run.cmd(), SEED)
+    s.open(run.cmd(), SEED, derivation=DERIVATION_V1)
     for kind in ("slots", "slots", "tables"):
         run.draw_verified(kind)
     s.close(run.cmd())
@@ -485,7 +489,7 @@ def stale_pool_session(
     floor.apply(ev.game("M10", wager=0, at=t0 + timedelta(seconds=150)))  # uncarded
     s = DrawSession(SESSION_ID, "raps", floor)
     run = Script(s, t0)
-    s.open(run.cmd(0), seed)
+    s.open(run.cmd(0), seed, derivation=DERIVATION_V1)
     run.now = t0 + timedelta(seconds=95)
     then(s, floor, ev, run)
     return s
