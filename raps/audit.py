@@ -32,7 +32,8 @@ from selector.records import Record
 from selector.schedule import STREAM as SCHEDULE_STREAM
 from selector.schedule import Schedule, Status
 from selector.tickets import recompute
-from selector.tickets.draw_verify import verify_day, verify_draw
+from selector.tickets.day_verify import verify_day
+from selector.tickets.draw_verify import verify_draw
 from selector.verify import verify_lifecycle, verify_session
 
 CONTEXT = "context"  # the record of an export's entry given as chain fields only

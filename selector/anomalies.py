@@ -10,9 +10,11 @@ starts at "absent", or before an extended deadline), an abandoned draw attempt (
 requested and never drawn from, which is what vetoing a winner by failing its commit
 leaves), the journal's time going backwards, the rehearsal flag changing inside a
 session, a winner not reached within the en-route limit with no escalation, a session
-left open at the end of the journal, and a live session still open after its scheduled
-window ended.  `raps verify` exits with 3 when a journal that verifies has anomalies, 1
-when it does not verify.
+left open at the end of the journal, a live session still open after its scheduled
+window ended, and a pick drawn without its witness (derivation v3: the witness could not
+be reached and the session allowed a fallback); a session opened without any witness is a
+note.  `raps verify` exits with 3 when a journal that verifies has anomalies, 1 when it
+does not verify.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ class SessionReport:
 def _who(r: dict[str, Any]) -> str:
     a = r.get("actor") or {}
     return f"{a.get('user')} ({a.get('role')})"
+
+
+def unwitnessed_pick(d: dict[str, Any]) -> str | None:
+    """Why a v3 pick of a witnessed draw went without the witness's signature, if it did."""
+    w = d.get("witness")
+    if isinstance(w, dict) and w.get("signature") is None:
+        return f"without the witness's signature (request {w.get('request')}): {w.get('reason')}"
+    return None
 
 
 def session_report(
@@ -80,6 +90,11 @@ def session_report(
         n = int(d.get("pick") or 0)
         if t == "session.opened":
             claim = float(d.get("claim_seconds", 0) or 0)
+            if "witness" in d and d["witness"] is None:
+                rep.notes.append(
+                    f"opened at {at.isoformat()} without a witness (declared unwitnessed): "
+                    "the key holder could predict its picks"
+                )
         elif t in ("pick.absent", "pick.extended"):
             deadline[n] = _when(d.get("deadline"))
             if t == "pick.extended":
@@ -104,6 +119,9 @@ def session_report(
                 deadline[n] = (
                     _when(d.get("deadline")) if "deadline" in d else at + timedelta(seconds=claim)
                 )
+            unwitnessed = unwitnessed_pick(d)
+            if unwitnessed is not None:
+                rep.anomalies.append(f"pick {n} drawn at {at.isoformat()} {unwitnessed}")
         elif t == "pick.abandoned":
             requested.pop(n, None)
             rep.anomalies.append(
@@ -184,3 +202,32 @@ def _open_too_long(
             f"({ends.isoformat()}): it stayed open past its window"
         ]
     return []
+
+
+def draw_report(records: Iterable[dict[str, Any]]) -> SessionReport:
+    """Notes and anomalies of one ticket draw's records (derivation v3): a draw opened
+    without a witness (a note), a pick drawn without the witness's signature, and a bin
+    requested and never drawn from before the close (what vetoing a winner by failing its
+    commit, then abandoning the draw, would leave)."""
+    rep = SessionReport()
+    requested: dict[int, str] = {}
+    for r in records:
+        t, d = r.get("type"), r.get("data") or {}
+        n = int(d.get("pick") or 0)
+        if t == "draw.opened" and "witness" in d and d["witness"] is None:
+            rep.notes.append(f"opened at {r.get('at')} without a witness (declared unwitnessed)")
+        elif t == "draw.requested":
+            requested[n] = str(d.get("bin_digest"))
+        elif t == "draw.picked":
+            requested.pop(n, None)
+            unwitnessed = unwitnessed_pick(d)
+            if unwitnessed is not None:
+                rep.anomalies.append(f"pick {n} drawn at {r.get('at')} {unwitnessed}")
+        elif t == "draw.closed":
+            for number, digest in sorted(requested.items()):
+                rep.anomalies.append(
+                    f"pick {number}: a bin was requested (digest {digest[:12]}...) and never "
+                    "drawn from before the close"
+                )
+            requested.clear()
+    return rep

@@ -44,14 +44,14 @@ from selector.claims import (
 )
 from selector.derivation import check_raps_derivation, raps_pick, raps_pool_digest
 from selector.events import PoolKind
-from selector.fairness import DERIVATION_V1, DERIVATION_V3, SEED_BYTES, commitment, witness_mix
+from selector.fairness import DERIVATION_V1, DERIVATION_V3, SEED_BYTES, commitment
 from selector.floor import ELIGIBLE, Floor
 from selector.layout import Location
 from selector.promotion import SessionRules
 from selector.records import Actor, Record
 from selector.signatures import SignatureError
 from selector.snapshot import PoolSnapshot
-from selector.witness import RequestTerms, WitnessAtOpen, WitnessReply, check_request
+from selector.witness import RequestTerms, WitnessAtOpen, WitnessRefused, WitnessReply, pick_mix
 
 
 class SessionError(ValueError):
@@ -464,45 +464,32 @@ class DrawSession:
     def witness_terms(self) -> RequestTerms | None:
         """What the witness is asked to sign for the open request (once its entry is known)."""
         r = self._request
-        if r is None or r.entry is None or self.witness is None or self.commitment is None:
+        if r is None or r.entry is None:
             return None
+        return self._terms(r, *r.entry)
+
+    def _terms(self, r: _Request, seq: int, entry_hash: str) -> RequestTerms:
+        site = self.witness.site if self.witness is not None else ""
         return RequestTerms(
-            self.witness.site, self.session_id, r.request, r.number, r.attempt, r.kind,
-            self.derivation, r.digest, self.commitment, r.entry[0], r.entry[1],
+            site, self.session_id, r.request, r.number, r.attempt, r.kind, self.derivation,
+            r.digest, self.commitment or "", seq, entry_hash,
         )  # fmt: skip
 
     def _witnessed(
         self, req: _Request, reply: WitnessReply | None
     ) -> tuple[bytes, dict[str, Any] | None]:
         """The witness's mix for a pick and what its record says about it."""
-        if self.derivation != DERIVATION_V3 or self.witness is None or not req.candidates:
-            if reply is not None and reply.signature is not None:
-                raise SessionError("this pick is not witnessed: no signature is mixed in")
-            return witness_mix(None), None
-        if reply is None:
-            raise SessionError("the session has a witness: its pick needs the signature")
-        if req.entry is not None and (reply.seq, reply.entry_hash) != req.entry:
-            raise SessionError("the witness signed another journal entry than the request's")
-        record: dict[str, Any] = {
-            "request": req.request,
-            "seq": reply.seq,
-            "entry_hash": reply.entry_hash,
-            "signature": reply.signature,
-        }
-        if reply.signature is None:
-            if not self.witness.fallback:
-                raise SessionError("the witness did not sign and the session has no fallback")
-            record["reason"] = reply.reason or "the witness could not be reached"
-            return witness_mix(None), record
-        terms = RequestTerms(
-            self.witness.site, self.session_id, req.request, req.number, req.attempt, req.kind,
-            self.derivation, req.digest, self.commitment or "", reply.seq, reply.entry_hash,
-        )  # fmt: skip
+        witnessed = self.derivation == DERIVATION_V3 and bool(req.candidates)
         try:
-            check_request(self.witness.public_key, terms, reply.signature)
-        except SignatureError as e:
-            raise SessionError(f"the witness's signature of request {req.request}: {e}") from e
-        return witness_mix(reply.signature), record
+            return pick_mix(
+                self.witness if witnessed else None,
+                req.request,
+                req.entry,
+                reply,
+                lambda seq, entry_hash: self._terms(req, seq, entry_hash),
+            )
+        except WitnessRefused as e:
+            raise SessionError(str(e)) from e
 
     def _new_request(self, cmd: Command, kind: str, slot: int, attempt: int) -> _Request:
         floor = self.floor

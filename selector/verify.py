@@ -25,8 +25,7 @@ from selector.derivation import RAPS_DERIVATIONS, raps_pick, reference_pool_dige
 from selector.fairness import DERIVATION_V1, DERIVATION_V3, commitment, witness_mix
 from selector.lifecycle import Mismatch, verify_lifecycle
 from selector.records import Record
-from selector.signatures import SignatureError
-from selector.witness import RequestTerms, WitnessAtOpen, check_request
+from selector.witness import RequestTerms, WitnessAtOpen, pick_witness_problems, witness_at_open
 
 __all__ = ["Mismatch", "verify_lifecycle", "verify_session"]  # the first two: selector.lifecycle
 
@@ -132,19 +131,8 @@ class _Ctx:
             return None
         witness = None
         if derivation == DERIVATION_V3:
-            if "witness" not in o:
-                bad.append(Mismatch(oi, None, "a v3 session.opened names no witness, nor none"))
-            elif o["witness"] is not None:
-                witness = WitnessAtOpen.from_dict(o["witness"])
-                try:
-                    witness.check_receipt(recs[oi]["session_id"], o["commitment"], derivation)
-                except SignatureError as e:
-                    bad.append(Mismatch(oi, None, f"the witness's receipt of the open: {e}"))
-        if witness_key is not None and derivation == DERIVATION_V3:
-            have = None if witness is None else witness.public_key
-            if have != witness_key.lower():
-                bad.append(Mismatch(oi, None, f"the session's witness key is {have}, not the "
-                                    f"pinned {witness_key.lower()}"))  # fmt: skip
+            witness, problems = witness_at_open(o, recs[oi]["session_id"], derivation, witness_key)
+            bad.extend(Mismatch(oi, None, p) for p in problems)
         if entries is not None and len(entries) != len(recs):
             entries = None
         # v3 draws always make their pool durable first; a v1 journal written before
@@ -207,37 +195,19 @@ def _check_request(
 def _check_witness(
     i: int, n: int, d: dict[str, Any], bad: list[Mismatch], ctx: _Ctx, req: _Request, any_: bool
 ) -> None:
-    """A v3 pick's witness: none for an unwitnessed session (or an empty pool), else the
-    witness's signature of exactly its request and journal entry (or, where the session
-    allows it, none and why: an anomaly the report shows)."""
-    w = d.get("witness")
-    if ctx.witness is None or not any_:
-        if w is not None:
-            bad.append(Mismatch(i, n, "a witness recorded for a pick that has none"))
-        return
-    if not isinstance(w, dict):
-        bad.append(Mismatch(i, n, "the session has a witness, the pick records none"))
-        return
-    if w.get("request") != req.number:
-        bad.append(Mismatch(i, n, f"witnessed request {w.get('request')}, the pick's is "
-                            f"{req.number}"))  # fmt: skip
-    if ctx.entries is not None and (w.get("seq"), w.get("entry_hash")) != tuple(
-        ctx.entries[req.index]
-    ):
-        bad.append(Mismatch(i, n, "the witness signed another journal entry than the request's"))
-    signature = w.get("signature")
-    if signature is None:
-        if not ctx.witness.fallback:
-            bad.append(Mismatch(i, n, "drawn without the witness, which the session forbids"))
-        return
-    terms = RequestTerms(
-        ctx.witness.site, ctx.session_id, req.number, n, req.attempt, req.kind, ctx.derivation,
-        req.digest, ctx.commitment, int(w["seq"]), str(w["entry_hash"]),
-    )  # fmt: skip
-    try:
-        check_request(ctx.witness.public_key, terms, str(signature))
-    except SignatureError as e:
-        bad.append(Mismatch(i, n, f"witness signature: {e}"))
+    """A v3 pick's witness (selector.witness.pick_witness_problems)."""
+    entry = None if ctx.entries is None else ctx.entries[req.index]
+    witness = ctx.witness if any_ else None
+    site = witness.site if witness else ""
+
+    def terms(seq: int, entry_hash: str) -> RequestTerms:
+        return RequestTerms(
+            site, ctx.session_id, req.number, n, req.attempt, req.kind, ctx.derivation,
+            req.digest, ctx.commitment, seq, entry_hash,
+        )  # fmt: skip
+
+    for problem in pick_witness_problems(witness, d.get("witness"), req.number, entry, terms):
+        bad.append(Mismatch(i, n, problem))
 
 
 def _mix(ctx: _Ctx, d: dict[str, Any]) -> bytes:

@@ -23,10 +23,11 @@ where `str x` is u32 len(UTF-8 bytes) | the bytes. `request` counts the draw's r
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from selector.fairness import witness_mix
 from selector.signatures import SignatureError, check, key_id
 
 OPEN_PREFIX = b"raps-witness-open-v1"
@@ -169,6 +170,104 @@ class WitnessReply:
     reason: str | None = None
 
 
+class WitnessRefused(ValueError):
+    """A pick's witness reply that its draw cannot take (the message says why)."""
+
+
+def pick_mix(
+    witness: WitnessAtOpen | None,
+    request: int,
+    entry: tuple[int, str] | None,
+    reply: WitnessReply | None,
+    terms_of: Callable[[int, str], RequestTerms],
+) -> tuple[bytes, dict[str, Any] | None]:
+    """The witness's mix for a pick (derivation v3) and what its record says about it.
+
+    `witness`: the draw's witness, or None when the pick has none (an unwitnessed draw, an
+    empty pool): then no signature may come. Otherwise the reply's signature must be the
+    witness's over `terms_of(seq, entry_hash)`, for the journal entry of the request when
+    it is known; no signature is taken only when the draw allows a fallback."""
+    if witness is None:
+        if reply is not None and reply.signature is not None:
+            raise WitnessRefused("this pick is not witnessed: no signature is mixed in")
+        return witness_mix(None), None
+    if reply is None:
+        raise WitnessRefused("the draw has a witness: its pick needs the witness's signature")
+    if entry is not None and (reply.seq, reply.entry_hash) != entry:
+        raise WitnessRefused("the witness signed another journal entry than the request's")
+    record: dict[str, Any] = {
+        "request": request,
+        "seq": reply.seq,
+        "entry_hash": reply.entry_hash,
+        "signature": reply.signature,
+    }
+    if reply.signature is None:
+        if not witness.fallback:
+            raise WitnessRefused("the witness did not sign and the draw allows no fallback")
+        record["reason"] = reply.reason or "the witness could not be reached"
+        return witness_mix(None), record
+    try:
+        check_request(witness.public_key, terms_of(reply.seq, reply.entry_hash), reply.signature)
+    except SignatureError as e:
+        raise WitnessRefused(f"the witness's signature of request {request}: {e}") from e
+    return witness_mix(reply.signature), record
+
+
+def witness_at_open(
+    opened: Mapping[str, Any], session_id: str, derivation: str, pinned: str | None
+) -> tuple[WitnessAtOpen | None, list[str]]:
+    """Verify's view of a v3 opening record: its witness (None: declared unwitnessed) and
+    what is wrong with it (no `witness` key at all, a receipt that does not check, a
+    public key other than the one the inspector pinned)."""
+    problems: list[str] = []
+    witness = None
+    if "witness" not in opened:
+        problems.append("a v3 opening record names no witness, nor none")
+    elif opened["witness"] is not None:
+        try:
+            witness = WitnessAtOpen.from_dict(opened["witness"])
+            witness.check_receipt(session_id, str(opened["commitment"]), derivation)
+        except (KeyError, TypeError, ValueError) as e:  # SignatureError is a ValueError
+            problems.append(f"the witness's receipt of the open: {e}")
+    if pinned is not None:
+        have = None if witness is None else witness.public_key.lower()
+        if have != pinned.lower():
+            problems.append(f"the witness key is {have}, not the pinned {pinned.lower()}")
+    return witness, problems
+
+
+def pick_witness_problems(
+    witness: WitnessAtOpen | None,
+    recorded: object,
+    request: int,
+    entry: tuple[int, str] | None,
+    terms_of: Callable[[int, str], RequestTerms],
+) -> list[str]:
+    """What is wrong with a v3 pick's `witness` field: none for a pick without a witness
+    (an unwitnessed draw, an empty pool); else the signature of exactly its request and
+    journal entry, or none where the draw allows a fallback (an anomaly, reported apart)."""
+    if witness is None:
+        return [] if recorded is None else ["a witness recorded for a pick that has none"]
+    if not isinstance(recorded, dict):
+        return ["the draw has a witness, the pick records none"]
+    out = []
+    if recorded.get("request") != request:
+        out.append(f"witnessed request {recorded.get('request')}, the pick's is {request}")
+    if entry is not None and (recorded.get("seq"), recorded.get("entry_hash")) != tuple(entry):
+        out.append("the witness signed another journal entry than the request's")
+    signature = recorded.get("signature")
+    if signature is None:
+        if not witness.fallback:
+            out.append("drawn without the witness, which the draw forbids")
+        return out
+    try:
+        terms = terms_of(int(recorded["seq"]), str(recorded["entry_hash"]))
+        check_request(witness.public_key, terms, str(signature))
+    except (KeyError, TypeError, ValueError) as e:
+        out.append(f"witness signature: {e}")
+    return out
+
+
 def check_request(public_key: str, terms: RequestTerms, signature: str) -> None:
     """Raise SignatureError unless `signature` is the witness's over these terms."""
     try:
@@ -184,7 +283,11 @@ __all__ = [
     "RequestTerms",
     "SignatureError",
     "WitnessAtOpen",
+    "WitnessRefused",
     "WitnessReply",
     "check_request",
     "open_message",
+    "pick_mix",
+    "pick_witness_problems",
+    "witness_at_open",
 ]

@@ -25,9 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from selector.bindigest import bin_digest, locate
-from selector.fairness import ticket_index
+from selector.fairness import DERIVATION_V3, NO_WITNESS, ticket_index_v3
 from selector.records import Actor, Record
 from selector.session import Command, CommandConflict
+from selector.tickets.day_verify import verify_day
 from selector.tickets.draw_picks import DrawConflict, DrawError, DrawOutcome, TicketPick
 from selector.tickets.draw_rules import (
     GOLD_REEF_ADD_ONS,
@@ -40,7 +41,7 @@ from selector.tickets.draw_rules import (
     last_digits,
 )
 from selector.tickets.draw_session import PickState, SessionState, TicketDrawSession
-from selector.tickets.draw_verify import verify_day, verify_draw
+from selector.tickets.draw_verify import verify_draw
 
 SAST = timezone(timedelta(hours=2))
 DAY = date(2026, 4, 25)
@@ -70,9 +71,9 @@ class Host:
 
     def open(
         self, entries: Mapping[str, int], barred: Mapping[str, str] | None = None,
-        seed: bytes = SEED,
+        seed: bytes = SEED, derivation: str = DERIVATION_V3,
     ) -> DrawOutcome:  # fmt: skip
-        return self.s.open(self.cmd(), seed, entries, barred or {})
+        return self.s.open(self.cmd(), seed, entries, barred or {}, derivation=derivation)
 
     def draw(self, after: float = 1.0) -> TicketPick:
         out = self.s.draw(self.cmd(after))
@@ -103,10 +104,11 @@ def new_draw(
     seed: bytes = SEED,
     at: datetime = T20,
     day: date = DAY,
+    derivation: str = DERIVATION_V3,
 ) -> tuple[TicketDrawSession, Host]:
     s = TicketDrawSession(f"draw:{draw_id}", draw_id, f"bin-{draw_id}", day, rules or DrawRules())
     h = Host(s, at)
-    h.open(entries, barred, seed)
+    h.open(entries, barred, seed, derivation)
     return s, h
 
 
@@ -115,10 +117,17 @@ def as_json(records: list[Record] | tuple[Record, ...]) -> str:
 
 
 def expected_card(seed: bytes, sid: str, n: int, attempt: int, items: list[tuple[str, int]]) -> str:
-    """The reference computation of a pick over a bin in canonical order."""
+    """The reference computation of a pick over a bin in canonical order (derivation v3,
+    a draw without a witness)."""
     total = sum(w for _, w in items)
-    ticket, _ = ticket_index(seed, sid, n, attempt, bin_digest(items), total)
+    ticket, _ = ticket_index_v3(seed, sid, n, attempt, bin_digest(items), NO_WITNESS, total)
     return items[locate(items, ticket)][0]
+
+
+def requested(s: TicketDrawSession) -> dict[str, Any]:
+    """The data of the draw's latest `draw.requested` (v3: the bin, changes and bars a pick
+    drew from, made durable before its winner)."""
+    return next(r.data for r in reversed(s.records) if r.type == "draw.requested")
 
 
 BIN = {"A": 5, "B": 3, "C": 2, "D": 1, "E": 4, "F": 6, "G": 2}
@@ -272,7 +281,7 @@ def test_000_a_proxys_own_entry_is_barred_from_the_draw() -> None:
     assert s.eligible("F") == BIN["F"]  # staged until the next pick
     p = h.draw()
     assert p.card not in ("PX", "F")
-    assert s.records[-1].data["barred"] == {"F": "proxy_for:B"}
+    assert requested(s)["barred"] == {"F": "proxy_for:B"}
     assert s.eligible("F") == 0
     assert p.bin_total == sum(BIN.values()) - BIN["F"]
 
@@ -364,7 +373,7 @@ def test_an_empty_bin_is_recorded_as_no_eligible() -> None:
     assert out.records[-1].type == "draw.no_eligible" and s.picks == []
     s.update_bin({"B": 2})
     assert s.draw(h.cmd()).pick is not None
-    assert s.records[-1].data["changes"] == [["B", 2]]
+    assert requested(s)["changes"] == [["B", 2]]
 
 
 def test_close_refuses_while_a_pick_is_pending_unless_forced() -> None:
@@ -456,8 +465,7 @@ def test_late_entries_between_picks_change_the_law_and_are_recorded() -> None:
     s.update_bin({"N1": 40, "A": 0, "B": 9})
     s.update_bin({"N0": 1, "N1": 50})  # the latest total for a card wins
     p2 = h.draw()
-    rec = s.records[-1]
-    assert rec.data["changes"] == [["A", 0], ["B", 9], ["N0", 1], ["N1", 50]]
+    assert requested(s)["changes"] == [["A", 0], ["B", 9], ["N0", 1], ["N1", 50]]
     now = {**{c: w for c, w in BIN.items() if c != "A"}, "B": 9, "N0": 1, "N1": 50}
     items = sorted((c, w) for c, w in now.items() if c != p1.card)
     assert list(s.eligible_items()) == [x for x in items if x[0] != p2.card]
@@ -466,7 +474,7 @@ def test_late_entries_between_picks_change_the_law_and_are_recorded() -> None:
     s.update_bin({"N1": 50})  # no change: not recorded again
     h.present(p2)
     h.draw()
-    assert s.records[-1].data["changes"] == []
+    assert requested(s)["changes"] == []
     h.present()
     h.close()
     assert verify_draw(s.records) == []

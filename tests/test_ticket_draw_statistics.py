@@ -13,7 +13,8 @@ How to read these tests (the same method as tests/test_statistics.py)
 - Every fit test has a power check: a deliberately biased sampler, fed the same seeds at
   the same sample size, IS rejected by the same test at the same threshold, so no test
   passes because it is blind.
-- Volume comes from `selector.fairness.ticket_index` and the reference
+- Volume comes from `selector.fairness.ticket_index_v3` (derivation v3, a draw without a
+  witness: a zero mix) and the reference
   `selector.bindigest.locate` directly; the full TicketDrawSession path is sampled at a
   smaller size and each of its draws must equal the direct computation, which ties the
   volume tests to the real code.
@@ -36,11 +37,11 @@ from scipy.stats import chisquare
 
 from selector.bindigest import bin_digest, locate
 from selector.fairness import (
-    DERIVATION_V2,
+    NO_WITNESS,
     hmac_blocks,
-    pick_message,
+    pick_message_v3,
     scale_to_index,
-    ticket_index,
+    ticket_index_v3,
 )
 from selector.tickets.draw_rules import DrawRules
 from selector.tickets.draw_session import TicketDrawSession
@@ -117,7 +118,7 @@ def digest_of(items: Items) -> str:
 def pick(seed: bytes, sid: str, number: int, attempt: int, items: Items) -> str:
     """One pick exactly as docs/fairness.md derives it (reference code only)."""
     total = sum(w for _, w in items)
-    ticket, _ = ticket_index(seed, sid, number, attempt, digest_of(items), total)
+    ticket, _ = ticket_index_v3(seed, sid, number, attempt, digest_of(items), NO_WITNESS, total)
     return items[locate(items, ticket)][0]
 
 
@@ -137,9 +138,7 @@ def fair_sequence(seed: bytes, sid: str) -> tuple[str, ...]:
 
 
 def first_block(seed: bytes, sid: str, items: Items) -> int:
-    return next(
-        hmac_blocks(seed, pick_message(sid, 1, 0, digest_of(items), DERIVATION_V2.encode()))
-    )
+    return next(hmac_blocks(seed, pick_message_v3(sid, 1, 0, digest_of(items), NO_WITNESS)))
 
 
 def biased_short_word(seed: bytes, sid: str) -> tuple[str, ...]:
@@ -153,7 +152,7 @@ def biased_off_by_one(seed: bytes, sid: str) -> tuple[str, ...]:
     """Bug: tickets counted from 1 (every card's range shifted by one ticket): the first
     card can never win, the last wins one ticket more."""
     items = tuple(BIN8)
-    ticket, _ = ticket_index(seed, sid, 1, 0, digest_of(items), 53)
+    ticket, _ = ticket_index_v3(seed, sid, 1, 0, digest_of(items), NO_WITNESS, 53)
     return (items[locate(items, min(ticket + 1, 52))][0],)
 
 
@@ -184,7 +183,7 @@ def biased_unweighted_redraws(seed: bytes, sid: str) -> tuple[str, ...]:
     for n in range(2, K + 1):
         rest = tuple(x for x in items if x[0] not in won)
         digest = digest_of(rest)
-        block = next(hmac_blocks(seed, pick_message(sid, n, 0, digest, DERIVATION_V2.encode())))
+        block = next(hmac_blocks(seed, pick_message_v3(sid, n, 0, digest, NO_WITNESS)))
         won.append(rest[block % len(rest)][0])
     return tuple(won)
 

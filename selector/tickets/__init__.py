@@ -6,6 +6,7 @@ The pure core of ticket draws: no I/O, no clock.  See docs/tickets.md.
 
 from selector.floor import PointsSink
 from selector.tickets.balances import Balances, recompute
+from selector.tickets.day_verify import verify_day
 from selector.tickets.draw_rules import (
     AddOn,
     DocumentType,
@@ -16,7 +17,7 @@ from selector.tickets.draw_rules import (
     WinLimit,
 )
 from selector.tickets.draw_session import DrawError, TicketDrawSession, TicketPick
-from selector.tickets.draw_verify import verify_day, verify_draw
+from selector.tickets.draw_verify import verify_draw
 from selector.tickets.entry import PlayerStanding, Refusal, RefusalReason
 from selector.tickets.ledger import TicketLedger
 from selector.tickets.period import PeriodKind, PeriodRule

@@ -18,6 +18,7 @@ from selector.tickets.draw_rules import DocumentType, Presenter, PrizeSpec
 
 # journal record types (docs/journal.md)
 OPENED = "draw.opened"
+REQUESTED = "draw.requested"  # derivation v3: the bin a pick draws from, durable first
 PICKED = "draw.picked"
 NO_ELIGIBLE = "draw.no_eligible"
 PRESENTED = "draw.presented"
@@ -26,7 +27,10 @@ AWARDED = "draw.awarded"
 NO_SHOW = "draw.no_show"
 VOIDED = "draw.voided"
 CLOSED = "draw.closed"
-RECORD_TYPES = (OPENED, PICKED, NO_ELIGIBLE, PRESENTED, ADD_ON, AWARDED, NO_SHOW, VOIDED, CLOSED)
+RECORD_TYPES = (
+    OPENED, REQUESTED, PICKED, NO_ELIGIBLE, PRESENTED, ADD_ON, AWARDED, NO_SHOW, VOIDED, CLOSED,
+)  # fmt: skip
+TICKET_KIND = "tickets"  # the kind a ticket draw's request is signed as by the witness
 
 FILLED = (PickState.PENDING, PickState.VERIFIED, PickState.AWARDED)
 WON = (PickState.VERIFIED, PickState.AWARDED)
@@ -133,6 +137,22 @@ class Done:
     outcome: DrawOutcome
 
 
+@dataclass(slots=True)
+class TicketRequest:
+    """Derivation v3: a pick's eligible bin made durable (`draw.requested`) before its
+    winner is known; a retry after a failed commit draws from it again, so a refused
+    write cannot veto a winner."""
+
+    number: int  # the pick's number
+    position: int
+    attempt: int
+    request: int  # the draw's count of requests (the witness signs it)
+    count: int
+    total: int
+    digest: str
+    entry: tuple[int, str] | None = None  # (seq, hash) of its journal entry, once known
+
+
 __all__ = [
     "ADD_ON",
     "AWARDED",
@@ -144,6 +164,8 @@ __all__ = [
     "PICKED",
     "PRESENTED",
     "RECORD_TYPES",
+    "REQUESTED",
+    "TICKET_KIND",
     "VOIDED",
     "WON",
     "Award",
@@ -158,4 +180,5 @@ __all__ = [
     "Presentation",
     "SessionState",
     "TicketPick",
+    "TicketRequest",
 ]

@@ -44,9 +44,17 @@ from types import MappingProxyType
 from typing import Any
 
 from selector.bindigest import MAX_WEIGHT
-from selector.fairness import DERIVATION_V2, SEED_BYTES, commitment, ticket_index
+from selector.fairness import (
+    DERIVATION_V2,
+    DERIVATION_V3,
+    SEED_BYTES,
+    commitment,
+    ticket_index,
+    ticket_index_v3,
+)
 from selector.records import Actor, Record
 from selector.session import Command, PickState, SessionState
+from selector.signatures import SignatureError
 from selector.sumtree import SumTree
 from selector.tickets.draw_picks import (
     ADD_ON,
@@ -58,6 +66,8 @@ from selector.tickets.draw_picks import (
     OPENED,
     PICKED,
     PRESENTED,
+    REQUESTED,
+    TICKET_KIND,
     VOIDED,
     WON,
     Award,
@@ -70,9 +80,11 @@ from selector.tickets.draw_picks import (
     NoShowReason,
     Presentation,
     TicketPick,
+    TicketRequest,
 )
 from selector.tickets.draw_rules import DocumentType, DrawRules, Presenter, PrizeSpec
 from selector.tickets.draw_rules import last_digits as check_digits
+from selector.witness import RequestTerms, WitnessAtOpen, WitnessRefused, WitnessReply, pick_mix
 
 
 def _text(what: str, value: object) -> str:
@@ -157,6 +169,14 @@ class TicketDrawSession:
         # hashing); each changed card's tickets at the last record, for the next record
         self._before: dict[str, int] = {}
         self._staged_bars: dict[str, str] = {}
+        # derivation v3 (the default for a draw opened from now on): a pick is two commits,
+        # its bin (`draw.requested`) then its winner; the opening record's for a restored draw
+        self.derivation = DERIVATION_V3
+        self.witness: WitnessAtOpen | None = None
+        self._request: TicketRequest | None = None  # requested, its winner not yet drawn
+        self._requests = 0
+        # late entries that came while a request was open: its bin is frozen until drawn
+        self._deferred: dict[str, int] = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -340,6 +360,9 @@ class TicketDrawSession:
         Applied to the eligible bin at once and recorded in the next draw's record."""
         self._require(SessionState.OPEN)
         checked = {_card(c): _tickets(c, t, 0) for c, t in changes.items()}
+        if self._request is not None:
+            self._deferred.update(checked)  # the requested bin stays as it was made durable
+            return
         for card, tickets in checked.items():
             old = self._bin.get(card, 0)
             if old == tickets:
@@ -372,17 +395,34 @@ class TicketDrawSession:
     # ----------------------------------------------------------------- commands
 
     def open(
-        self, cmd: Command, seed: bytes, entries: Mapping[str, int], barred: Mapping[str, str]
+        self,
+        cmd: Command,
+        seed: bytes,
+        entries: Mapping[str, int],
+        barred: Mapping[str, str],
+        *,
+        derivation: str = DERIVATION_V3,
+        witness: WitnessAtOpen | None = None,
     ) -> DrawOutcome:
         """Open over the bin (card -> tickets entered, each >= 1) minus the cards barred
         from outside (card -> reason, e.g. "won_today:<draw id>", "proxy_for:<card>").
 
-        Publishes only the seed's commitment; the whole bin is recorded here, once."""
+        Publishes only the seed's commitment; the whole bin is recorded here, once. A v3
+        draw names its witness (public key, receipt of this open) or none (unwitnessed)."""
 
         def action() -> DrawOutcome:
             self._require(SessionState.SCHEDULED)
             if not isinstance(seed, bytes) or len(seed) != SEED_BYTES:
                 raise DrawError(f"seed must be {SEED_BYTES} bytes")
+            if derivation not in (DERIVATION_V2, DERIVATION_V3):
+                raise DrawError(f"unknown ticket draw derivation {derivation!r}")
+            if witness is not None:
+                if derivation != DERIVATION_V3:
+                    raise DrawError("only derivation v3 has a witness")
+                try:
+                    witness.check_receipt(self.session_id, commitment(seed), derivation)
+                except SignatureError as e:
+                    raise DrawError(f"the witness's receipt of the open: {e}") from e
             cards, weights = _check_entries(entries)
             bars = _check_bars(barred)
             try:
@@ -400,11 +440,15 @@ class TicketDrawSession:
             self._tree = tree
             self._external = dict(bars)
             self.state = SessionState.OPEN
+            self.derivation = derivation
+            self.witness = witness
+            v3 = {"witness": None if witness is None else witness.to_dict()}
             self._emit(
                 cmd, cmd.at, cmd.actor, OPENED,
                 bin_id=self.bin_id, promotion_id=self.promotion_id, day=self.day.isoformat(),
                 rules=self.rules.to_dict(),
-                commitment=self.commitment, derivation=DERIVATION_V2,
+                commitment=self.commitment, derivation=derivation,
+                **(v3 if derivation == DERIVATION_V3 else {}),
                 bin=items, bin_count=count, bin_total=total,
                 bin_digest=digest, barred=bars,
             )  # fmt: skip
@@ -413,7 +457,143 @@ class TicketDrawSession:
         return self._run(cmd, ("open",), action)
 
     def draw(self, cmd: Command) -> DrawOutcome:
-        """Draw the next winner into the lowest position whose last pick is not filled."""
+        """Draw the next winner into the lowest position whose last pick is not filled:
+        v3 `request` then `complete` (the daemon commits each, and asks the witness between
+        them), v2 (a draw opened before v3) in one step."""
+        if self.derivation == DERIVATION_V3:
+            first = self.request(cmd)
+            if first.replayed or first.no_eligible:
+                return first
+            second = self.complete(cmd)
+            both = DrawOutcome(first.records + second.records, second.pick, replayed=False)
+            if not second.replayed:
+                self._done[cmd.command_id] = Done(("draw",), both)
+            return both
+        return self._draw_v2(cmd)
+
+    def _position(self) -> int:
+        """The position the next draw fills; refused while a pick is pending."""
+        if self._pending:
+            first = next(iter(self._pending.values()))
+            raise DrawError(
+                f"pick {first.number} is still pending: one winner at a time, "
+                "resolve it (presented, no-show or void) before the next draw"
+            )
+        position = self._free_position()
+        if position is None:
+            raise DrawError(f"all {self.rules.winners} winners of this draw are drawn")
+        return position
+
+    def request(self, cmd: Command) -> DrawOutcome:
+        """v3, the first half of a draw: the eligible bin with the late entries and bars
+        staged since the last record, made durable as `draw.requested` before any winner
+        is known. A bin already requested is drawn from again (no new record)."""
+        done = self._done.get(cmd.command_id)
+        if done is not None:
+            return self._run(cmd, ("draw",), lambda: done.outcome)  # replayed, or a conflict
+        self._require(SessionState.OPEN)
+        if self.derivation != DERIVATION_V3:
+            raise DrawError(f"draw {self.draw_id} draws in one step (derivation v2)")
+        self._expire(cmd.at)
+        start = len(self.records)
+        if self._request is not None:
+            return DrawOutcome(())
+        position = self._position()
+        attempt = self._draws.get(position, 0)
+        changes = [[c, n] for c, n in self._unrecorded()]
+        _, bars = self._apply((), sorted(self._staged_bars.items()))
+        self._before.clear()
+        self._staged_bars.clear()
+        tree = self._tree
+        if not tree.total:
+            self._emit(cmd, cmd.at, cmd.actor, NO_ELIGIBLE, position=position,
+                       attempt=attempt, changes=changes, barred=bars)  # fmt: skip
+            outcome = DrawOutcome(tuple(self.records[start:]), no_eligible=True)
+            self._done[cmd.command_id] = Done(("draw",), outcome)
+            return outcome
+        self._requests += 1
+        req = TicketRequest(len(self.picks) + 1, position, attempt, self._requests, len(tree),
+                            tree.total, tree.digest())  # fmt: skip
+        self._emit(cmd, cmd.at, cmd.actor, REQUESTED, pick=req.number, position=position,
+                   attempt=attempt, request=req.request, bin_count=req.count,
+                   bin_total=req.total, bin_digest=req.digest, changes=changes,
+                   barred=bars)  # fmt: skip
+        self._request = req
+        return DrawOutcome(tuple(self.records[start:]))
+
+    def needs_witness(self) -> bool:
+        """Whether the requested pick waits for the witness's signature."""
+        return self._request is not None and self.witness is not None
+
+    def note_request_entry(self, seq: int, entry_hash: str) -> None:
+        """The journal entry that holds the open request (the witness signs it)."""
+        if self._request is not None and self._request.entry is None:
+            self._request.entry = (seq, entry_hash)
+
+    def witness_terms(self) -> RequestTerms | None:
+        """What the witness is asked to sign for the open request (once its entry is known)."""
+        r = self._request
+        if r is None or r.entry is None:
+            return None
+        return self._terms(r, *r.entry)
+
+    def _terms(self, r: TicketRequest, seq: int, entry_hash: str) -> RequestTerms:
+        site = self.witness.site if self.witness is not None else ""
+        return RequestTerms(
+            site, self.session_id, r.request, r.number, r.attempt, TICKET_KIND, self.derivation,
+            r.digest, self.commitment or "", seq, entry_hash,
+        )  # fmt: skip
+
+    def complete(self, cmd: Command, witness: WitnessReply | None = None) -> DrawOutcome:
+        """v3, the second half of a draw: the winner from the requested bin, with the
+        witness's signature of the request mixed in (or none: no witness, or a fallback
+        the draw allows)."""
+
+        def action() -> DrawOutcome:
+            self._require(SessionState.OPEN)
+            req = self._request
+            if req is None:
+                raise DrawError(f"no draw was requested in draw {self.draw_id}")
+            tree = self._tree
+            if (tree.digest(), tree.total) != (req.digest, req.total):  # pragma: no cover
+                raise DrawError("the eligible bin is not the requested one")
+            try:
+                mix, witnessed = pick_mix(
+                    self.witness, req.request, req.entry, witness,
+                    lambda seq, entry_hash: self._terms(req, seq, entry_hash),
+                )  # fmt: skip
+            except WitnessRefused as e:
+                raise DrawError(str(e)) from e
+            assert self._seed is not None
+            ticket, rejected = ticket_index_v3(
+                self._seed, self.session_id, req.number, req.attempt, req.digest, mix, req.total
+            )
+            card, first_ticket = tree.locate(ticket)
+            pick = TicketPick(
+                number=req.number, position=req.position, attempt=req.attempt, card=card,
+                tickets=tree.weight(card), ticket=ticket, first=first_ticket,
+                drawn_at=cmd.at, deadline=cmd.at + timedelta(seconds=self.rules.present_seconds),
+                bin_count=req.count, bin_total=req.total, bin_digest=req.digest,
+            )  # fmt: skip
+            self._emit(
+                cmd, cmd.at, cmd.actor, PICKED,
+                pick=req.number, position=req.position, attempt=req.attempt,
+                request=req.request, ticket=ticket, rejected_blocks=rejected, card=card,
+                tickets=pick.tickets, first=first_ticket, bin_count=req.count,
+                bin_total=req.total, bin_digest=req.digest,
+                deadline=pick.deadline.isoformat(), witness=witnessed,
+            )  # fmt: skip
+            self._request = None
+            self._add_pick(pick)
+            deferred, self._deferred = self._deferred, {}
+            if deferred:
+                self.update_bin(deferred)  # late entries held while the bin was frozen
+            return DrawOutcome((), pick=pick)
+
+        return self._run(cmd, ("draw",), action)
+
+    def _draw_v2(self, cmd: Command) -> DrawOutcome:
+        """Derivation v2 (a draw opened before v3): the pick in one record."""
 
         def action() -> DrawOutcome:
             self._require(SessionState.OPEN)
@@ -691,6 +871,8 @@ class TicketDrawSession:
             assert self._seed is not None
             self.state = SessionState.CLOSED
             self._revealed = True
+            self._request = None  # requested and never drawn: verify reports it
+            self._deferred.clear()
             self._forget_unrecorded()
             self._staged_bars.clear()
             self._emit(cmd, cmd.at, cmd.actor, CLOSED, seed=self._seed.hex(),
@@ -738,6 +920,8 @@ class TicketDrawSession:
             s._seed = seed
             s._revealed = s.state == SessionState.CLOSED
         for cid, recs in by_command.items():
+            if recs[-1].type == REQUESTED:
+                continue  # its winner was never committed: a retry draws from the request
             s._done[cid] = Done(_fingerprint(recs), s._outcome(recs))
         return s
 
@@ -747,6 +931,9 @@ class TicketDrawSession:
         if t == OPENED:
             self.state = SessionState.OPEN
             self.commitment = d["commitment"]
+            self.derivation = d.get("derivation", DERIVATION_V2)
+            w = d.get("witness")
+            self.witness = WitnessAtOpen.from_dict(w) if isinstance(w, dict) else None
             self.bin_id = d["bin_id"]
             self.promotion_id = d.get("promotion_id", self.promotion_id)
             self.day = date.fromisoformat(d["day"])
@@ -760,8 +947,19 @@ class TicketDrawSession:
             self._external = dict(d["barred"])
             for card in self._external:
                 self._tree.discard(card)
-        elif t in (PICKED, NO_ELIGIBLE):
+        elif t == REQUESTED:
             self._apply([(c, w) for c, w in d["changes"]], d["barred"].items())
+            self._requests += 1
+            self._request = TicketRequest(
+                d["pick"], d["position"], d["attempt"], d["request"], d["bin_count"],
+                d["bin_total"], d["bin_digest"],
+            )  # fmt: skip
+            if self._tree.digest() != d["bin_digest"]:
+                raise DrawError(f"request {d['request']}: the journal disagrees with its bin")
+        elif t in (PICKED, NO_ELIGIBLE):
+            if t == NO_ELIGIBLE or self.derivation == DERIVATION_V2:
+                self._apply([(c, w) for c, w in d["changes"]], d["barred"].items())
+            self._request = None
             if t == NO_ELIGIBLE:
                 return
             tree = self._tree
@@ -778,6 +976,7 @@ class TicketDrawSession:
             )  # fmt: skip
         elif t == CLOSED:
             self.state = SessionState.CLOSED
+            self._request = None
         elif t in (PRESENTED, ADD_ON, AWARDED, NO_SHOW, VOIDED):
             self._replay_resolution(rec)
 
@@ -817,7 +1016,7 @@ def _fingerprint(recs: list[Record]) -> tuple[Any, ...]:
     t = last.type
     if t == OPENED:
         return ("open",)
-    if t in (PICKED, NO_ELIGIBLE):
+    if t in (REQUESTED, PICKED, NO_ELIGIBLE):
         return ("draw",)
     if t == PRESENTED:
         return ("present", d["pick"], d["presenter"], d["document"], d["last_digits"],

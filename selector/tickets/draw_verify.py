@@ -17,7 +17,8 @@ Checked, per draw:
 - presentations by their deadline; add-ons once, before the award; awards only of
   presented picks, with the position's prize or a device's reference.
 
-`verify_day` adds the once-per-promotional-day limit across a day's draws.
+`selector.tickets.day_verify.verify_day` adds the once-per-promotional-day limit across a
+day's draws.
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from selector.bindigest import bin_digest, locate
-from selector.fairness import DERIVATION_V2, commitment, ticket_index
+from selector.fairness import (
+    DERIVATION_V2,
+    DERIVATION_V3,
+    commitment,
+    ticket_index,
+    ticket_index_v3,
+    witness_mix,
+)
 from selector.records import Record
 from selector.tickets.draw_picks import (
     ADD_ON,
@@ -41,12 +49,15 @@ from selector.tickets.draw_picks import (
     OPENED,
     PICKED,
     PRESENTED,
+    REQUESTED,
+    TICKET_KIND,
     VOIDED,
     AwardSource,
     NoShowReason,
 )
-from selector.tickets.draw_rules import DocumentType, DrawRules, Presenter, WinLimit, last_digits
+from selector.tickets.draw_rules import DocumentType, DrawRules, Presenter, last_digits
 from selector.verify import Mismatch
+from selector.witness import RequestTerms, WitnessAtOpen, pick_witness_problems, witness_at_open
 
 _FILLED = ("pending", "verified", "awarded")
 _WON = ("verified", "awarded")
@@ -55,6 +66,18 @@ _DIAGNOSE_SINGLES = 8  # barred cards tried one by one to explain a digest misma
 
 def _as_dicts(records: Iterable[Record | dict[str, Any]]) -> list[dict[str, Any]]:
     return [r.to_dict() if isinstance(r, Record) else r for r in records]
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    index: int  # of its record
+    number: int  # the pick's
+    position: int
+    attempt: int
+    request: int
+    digest: str
+    count: int
+    total: int
 
 
 @dataclass(slots=True)
@@ -86,6 +109,13 @@ class _Replay:
         self.last: dict[int, _Pick] = {}
         self.draws: dict[int, int] = {}
         self.closed_at: int | None = None
+        # derivation v3: the witness, the journal entries, the open request
+        self.derivation = DERIVATION_V2
+        self.witness: WitnessAtOpen | None = None
+        self.commitment = ""
+        self.entries: Sequence[tuple[int, str]] | None = None
+        self.request_count = 0
+        self.open_request: _Request | None = None
 
     # -------------------------------------------------------------- the bin
 
@@ -173,11 +203,11 @@ class _Replay:
 
     # ---------------------------------------------------------------- picks
 
-    def pick(self, i: int, r: Mapping[str, Any]) -> None:
-        d = r["data"]
-        n = d["pick"]
-        if n != len(self.picks) + 1:
-            self.bad.append(Mismatch(i, n, f"pick number {n}, expected {len(self.picks) + 1}"))
+    def check_bin(
+        self, i: int, n: int | None, d: Mapping[str, Any]
+    ) -> tuple[list[tuple[str, int]], str, int]:
+        """Late entries and bars applied, the position checked, the eligible bin rebuilt
+        and compared with the record's count, total and digest."""
         self.apply(i, n, d)
         self.check_position(i, n, d)
         items = self.items()
@@ -185,6 +215,76 @@ class _Replay:
         digest = bin_digest(items)
         if (digest, len(items), total) != (d["bin_digest"], d["bin_count"], d["bin_total"]):
             self.bad.append(Mismatch(i, n, self.explain(items, d)))
+        return items, digest, total
+
+    def check_number(self, i: int, n: int) -> None:
+        if n != len(self.picks) + 1:
+            self.bad.append(Mismatch(i, n, f"pick number {n}, expected {len(self.picks) + 1}"))
+
+    def pick(self, i: int, r: Mapping[str, Any]) -> None:
+        """A v2 pick: its bin and its winner in one record."""
+        d = r["data"]
+        n = d["pick"]
+        self.check_number(i, n)
+        items, digest, total = self.check_bin(i, n, d)
+        self.winner(i, r, items, digest, total, None)
+
+    def request(self, i: int, r: Mapping[str, Any]) -> None:
+        """A v3 request: the bin a pick draws from, made durable before its winner."""
+        d = r["data"]
+        n = d["pick"]
+        if self.open_request is not None:
+            self.bad.append(Mismatch(i, n, f"a second request while pick "
+                                     f"{self.open_request.number}'s is open"))  # fmt: skip
+        self.check_number(i, n)
+        self.request_count += 1
+        if d.get("request") != self.request_count:
+            self.bad.append(Mismatch(i, n, f"request number {d.get('request')}, expected "
+                                     f"{self.request_count}"))  # fmt: skip
+        _, digest, total = self.check_bin(i, n, d)
+        self.open_request = _Request(i, n, d["position"], d["attempt"], self.request_count,
+                                     digest, d["bin_count"], total)  # fmt: skip
+
+    def picked_v3(self, i: int, r: Mapping[str, Any]) -> None:
+        """A v3 pick: the winner from exactly the open request's bin, with the witness's
+        signature of that request mixed in."""
+        d = r["data"]
+        n = d["pick"]
+        req, self.open_request = self.open_request, None
+        if req is None:
+            self.bad.append(Mismatch(i, n, "draw.picked without a draw.requested before it"))
+            return
+        same = (n, d["position"], d["attempt"], d["bin_digest"], d["bin_total"])
+        if same != (req.number, req.position, req.attempt, req.digest, req.total):
+            self.bad.append(Mismatch(i, n, "drawn from a bin other than the one requested"))
+        entry = None if self.entries is None else self.entries[req.index]
+
+        def terms(seq: int, entry_hash: str) -> RequestTerms:
+            site = self.witness.site if self.witness else ""
+            return RequestTerms(
+                site, self.session_id, req.request, req.number, req.attempt, TICKET_KIND,
+                self.derivation, req.digest, self.commitment, seq, entry_hash,
+            )  # fmt: skip
+
+        w = d.get("witness")
+        for problem in pick_witness_problems(self.witness, w, req.request, entry, terms):
+            self.bad.append(Mismatch(i, n, problem))
+        mix = witness_mix(w.get("signature") if isinstance(w, dict) else None)
+        self.winner(i, r, self.items(), req.digest, req.total, mix)
+
+    def winner(
+        self,
+        i: int,
+        r: Mapping[str, Any],
+        items: list[tuple[str, int]],
+        digest: str,
+        total: int,
+        mix: bytes | None,
+    ) -> None:
+        """The ticket from the seed (v3: and the witness's mix), the card holding it, and
+        the pick's deadline; the pick joins the draw."""
+        d = r["data"]
+        n = d["pick"]
         at = datetime.fromisoformat(r["at"])
         deadline = datetime.fromisoformat(d["deadline"])
         if deadline != at + timedelta(seconds=self.rules.present_seconds):
@@ -197,7 +297,11 @@ class _Replay:
         if not items:
             self.bad.append(Mismatch(i, n, "pick drawn from an empty bin"))
         else:
-            ticket, _ = ticket_index(self.seed, self.session_id, n, d["attempt"], digest, total)
+            seed, sid, attempt = self.seed, self.session_id, d["attempt"]
+            if mix is None:
+                ticket, _ = ticket_index(seed, sid, n, attempt, digest, total)
+            else:
+                ticket, _ = ticket_index_v3(seed, sid, n, attempt, digest, mix, total)
             if ticket != d["ticket"]:
                 self.bad.append(
                     Mismatch(i, n, f"ticket {d['ticket']} recorded, seed gives {ticket}")
@@ -377,8 +481,10 @@ def _open(recs: list[dict[str, Any]], bad: list[Mismatch]) -> _Replay | None:
     if not seed_ok:
         bad.append(Mismatch(ci, None, "revealed seed does not match the commitment made at open"))
         return None
-    if o.get("derivation") != DERIVATION_V2:
-        bad.append(Mismatch(0, None, f"derivation {o.get('derivation')!r}, not {DERIVATION_V2}"))
+    derivation = o.get("derivation")
+    if derivation not in (DERIVATION_V2, DERIVATION_V3):
+        bad.append(Mismatch(0, None, f"derivation {derivation!r}, not {DERIVATION_V2} or "
+                            f"{DERIVATION_V3}"))  # fmt: skip
         return None
     rules = DrawRules.from_dict(o["rules"])
     items = [(c, w) for c, w in o["bin"]]
@@ -395,15 +501,33 @@ def _open(recs: list[dict[str, Any]], bad: list[Mismatch]) -> _Replay | None:
         if (len(items), total) != (o["bin_count"], o["bin_total"]):
             bad.append(Mismatch(0, None, f"bin holds {len(items)} cards and {total} tickets, "
                                 f"recorded {o['bin_count']} and {o['bin_total']}"))  # fmt: skip
-    return _Replay(seed, recs[0]["session_id"], rules, items, o["barred"], bad)
+    replay = _Replay(seed, recs[0]["session_id"], rules, items, o["barred"], bad)
+    replay.derivation = derivation
+    replay.commitment = str(o["commitment"])
+    return replay
 
 
-def verify_draw(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
-    """All mismatches found in one ticket draw's records (empty list: the draw holds)."""
+def verify_draw(
+    records: Iterable[Record | dict[str, Any]],
+    *,
+    entries: Sequence[tuple[int, str]] | None = None,
+    witness_key: str | None = None,
+) -> list[Mismatch]:
+    """All mismatches found in one ticket draw's records (empty list: the draw holds).
+
+    `entries`: the (seq, hash) of each record's journal entry, when known: a witness's
+    signature must then name the entry of its request. `witness_key`: a witness public key
+    the inspector pinned."""
     recs = _as_dicts(records)
     bad: list[Mismatch] = []
     try:
         replay = _open(recs, bad)
+        if replay is not None and replay.derivation == DERIVATION_V3:
+            replay.witness, problems = witness_at_open(
+                recs[0]["data"], replay.session_id, DERIVATION_V3, witness_key
+            )
+            bad.extend(Mismatch(0, None, p) for p in problems)
+            replay.entries = entries if entries is None or len(entries) == len(recs) else None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         return [*bad, Mismatch(0, None, f"malformed draw.opened record: {e!r}")]
     if replay is None:
@@ -419,8 +543,11 @@ def verify_draw(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
             if replay.closed_at is not None:
                 bad.append(Mismatch(i, n, f"{r['type']} after the draw was closed"))
             t = r["type"]
+            v3 = replay.derivation == DERIVATION_V3
             if t == PICKED:
-                replay.pick(i, r)
+                replay.picked_v3(i, r) if v3 else replay.pick(i, r)
+            elif t == REQUESTED and v3:
+                replay.request(i, r)
             elif t == NO_ELIGIBLE:
                 replay.no_eligible(i, d)
             elif t in (PRESENTED, ADD_ON, AWARDED, NO_SHOW, VOIDED):
@@ -432,100 +559,3 @@ def verify_draw(records: Iterable[Record | dict[str, Any]]) -> list[Mismatch]:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             bad.append(Mismatch(i, n, f"malformed {r.get('type')!r} record: {e!r}"))
     return bad
-
-
-@dataclass(slots=True)
-class _DayDraw:
-    draw_id: str
-    opened_at: datetime
-    opened_index: int
-    day: str
-    per_day: bool
-    barred: Mapping[str, str]
-    winners: dict[str, tuple[int, int, datetime]]  # card -> (record index, pick, at)
-
-
-def _day_draw(draw_id: str, recs: list[dict[str, Any]]) -> _DayDraw | None:
-    opened = next((i for i, r in enumerate(recs) if r.get("type") == OPENED), None)
-    if opened is None:
-        return None
-    o = recs[opened]["data"]
-    cards: dict[int, str] = {}
-    state: dict[int, tuple[str, int, datetime]] = {}  # pick -> (state, record index, at)
-    moves = {PRESENTED: "verified", AWARDED: "awarded", NO_SHOW: "no_show", VOIDED: "void"}
-    for i, r in enumerate(recs):
-        d = r["data"]
-        at = datetime.fromisoformat(r["at"])
-        if r["type"] == PICKED:
-            cards[d["pick"]] = d["card"]
-            state[d["pick"]] = ("pending", i, at)
-        elif r["type"] in moves and d["pick"] in state:
-            was = state[d["pick"]]
-            # a win dates from its presentation; the award keeps that date
-            keep = was[0] == "verified" and r["type"] == AWARDED
-            state[d["pick"]] = (moves[r["type"]], *(was[1:] if keep else (i, at)))
-    winners: dict[str, tuple[int, int, datetime]] = {}
-    for n, (s, i, at) in state.items():
-        if s in _WON:
-            winners.setdefault(cards[n], (i, n, at))
-    return _DayDraw(
-        draw_id, datetime.fromisoformat(recs[opened]["at"]), opened, o["day"],
-        o["rules"]["win_limit"] == WinLimit.PER_DAY, o["barred"], winners,
-    )  # fmt: skip
-
-
-def verify_day(
-    draws: Mapping[str, Sequence[Record | dict[str, Any]]],
-) -> list[tuple[str, Mismatch]]:
-    """Each draw of one promotional day verified, then the once-per-day limit across the
-    day's per-day draws: no card wins two of them, and every later draw opened with the
-    earlier draws' winners barred (those who had won by the time it opened)."""
-    out: list[tuple[str, Mismatch]] = []
-    infos: list[_DayDraw] = []
-    for draw_id, records in draws.items():
-        recs = _as_dicts(records)
-        out += [(draw_id, m) for m in verify_draw(recs)]
-        try:
-            info = _day_draw(draw_id, recs)
-        except (KeyError, TypeError, ValueError) as e:
-            out.append((draw_id, Mismatch(0, None, f"malformed records: {e!r}")))
-            continue
-        if info is None:
-            out.append((draw_id, Mismatch(0, None, "no draw.opened record")))
-            continue
-        infos.append(info)
-    days = sorted({x.day for x in infos})
-    if len(days) > 1:
-        for x in infos:
-            if x.day != days[0]:
-                out.append((x.draw_id, Mismatch(x.opened_index, None, f"draw is on {x.day}, "
-                                                f"not the day's {days[0]}")))  # fmt: skip
-    earlier: dict[str, tuple[str, datetime]] = {}  # card -> (draw id, won at)
-    for x in sorted((x for x in infos if x.per_day), key=lambda x: (x.opened_at, x.draw_id)):
-        for card, (won_in, won_at) in sorted(earlier.items()):
-            if won_at <= x.opened_at and card not in x.barred:
-                out.append(
-                    (
-                        x.draw_id,
-                        Mismatch(
-                            x.opened_index,
-                            None,
-                            f"{card} won {won_in} earlier that day but was not barred at open",
-                        ),
-                    )
-                )
-        for card, (i, n, at) in sorted(x.winners.items()):
-            if card in earlier:
-                out.append(
-                    (
-                        x.draw_id,
-                        Mismatch(
-                            i,
-                            n,
-                            f"{card} already won {earlier[card][0]} on the same promotional day",
-                        ),
-                    )
-                )
-            else:
-                earlier[card] = (x.draw_id, at)
-    return out
