@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from adapters.sas.cli import add_sas_subcommands
 from raps.config import ConfigError, hash_secret, load_config
 from raps.logs import configure
+from raps.witness.run import add_witness_subcommands
 
 if TYPE_CHECKING:
     from raps.chain import Head
@@ -70,10 +71,19 @@ def _heads(args: argparse.Namespace) -> tuple[Head | None, list[tuple[int, Any]]
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from raps.audit import check, export_focus, read_columns, read_database, read_export
+    from raps.audit import (
+        check,
+        export_focus,
+        read_columns,
+        read_database,
+        read_export,
+        read_witness_log,
+    )
 
     try:
         head, signed = _heads(args)
+        witness_key = _hex_key(args.witness_key) if args.witness_key else None
+        witness_log = read_witness_log(Path(args.witness_log)) if args.witness_log else None
     except (ValueError, OSError) as e:
         print(f"raps verify: {e}", file=sys.stderr)
         return 2
@@ -105,6 +115,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         session=args.session,
         signed=signed,
         site_key=args.site_key,
+        witness_key=witness_key,
+        witness_log=witness_log,
     )
     for line in report.lines():
         print(line)
@@ -127,6 +139,13 @@ def cmd_keys(args: argparse.Namespace) -> int:
     print(key.public_hex)
     print(f"key id {key.key_id}", file=sys.stderr)
     return 0
+
+
+def _hex_key(text: str) -> str:
+    key = text.strip().lower()
+    if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        raise ValueError(f"--witness-key is 64 hex digits (raps witness key), not {text!r}")
+    return key
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -218,6 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="fail on a session or draw not closed yet (truncated or abandoned)",
     )
+    verify.add_argument(
+        "--witness-key", help="the witness's public key (hex) you trust: any other is tampering"
+    )
+    verify.add_argument(
+        "--witness-log",
+        help="the witness's log (raps witness export): a request it signed that the journal "
+        "lacks is tampering",
+    )
     verify.set_defaults(func=cmd_verify)
 
     keys = sub.add_parser("keys", help="the site's public keys")
@@ -253,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     hp.set_defaults(func=cmd_hash_password)
 
     add_sas_subcommands(sub, configure)  # raps sas decode, raps sas-agent
+    add_witness_subcommands(sub)  # raps witness run|export|key
     return parser
 
 

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UNITS = ROOT / "systemd"
 DAEMON = UNITS / "raps.service"
 AGENT = UNITS / "raps-sas-agent@.service"
+WITNESS = UNITS / "raps-witness.service"
 INSTALLED_RAPS = "/opt/raps/venv/bin/raps"
 
 # Measured with systemd 252 (Debian 12): raps.service 1.1, raps-sas-agent@loop1.service 1.3
@@ -33,6 +34,7 @@ INSTALLED_RAPS = "/opt/raps/venv/bin/raps"
 # versions; a lost hardening line is also caught by test_hardening_lines below.
 DAEMON_MAX_EXPOSURE = 1.3
 AGENT_MAX_EXPOSURE = 1.5
+WITNESS_MAX_EXPOSURE = 1.3
 
 HARDENING = {
     "NoNewPrivileges": "yes",
@@ -162,6 +164,7 @@ def _exposure(copy: Path) -> float:
 UNIT_CASES = [
     pytest.param(DAEMON, "raps.service", id="raps.service"),
     pytest.param(AGENT, "raps-sas-agent@loop1.service", id="raps-sas-agent@loop1.service"),
+    pytest.param(WITNESS, "raps-witness.service", id="raps-witness.service"),
 ]
 
 
@@ -187,6 +190,7 @@ def test_verify_check_catches_a_typo(systemd_tools: None, tmp_path: Path) -> Non
     [
         pytest.param(DAEMON, "raps.service", DAEMON_MAX_EXPOSURE, id="raps.service"),
         pytest.param(AGENT, "raps-sas-agent@loop1.service", AGENT_MAX_EXPOSURE, id="sas-agent"),
+        pytest.param(WITNESS, "raps-witness.service", WITNESS_MAX_EXPOSURE, id="witness"),
     ],
 )
 def test_security_exposure(
@@ -196,10 +200,13 @@ def test_security_exposure(
     assert score <= limit, f"{name}: exposure {score} > {limit}: hardening regressed"
 
 
-@pytest.mark.parametrize("unit", [DAEMON, AGENT], ids=["raps.service", "sas-agent"])
+@pytest.mark.parametrize(
+    "unit", [DAEMON, AGENT, WITNESS], ids=["raps.service", "sas-agent", "witness"]
+)
 def test_hardening_lines(unit: Path) -> None:
     d = _directives(unit)
-    for key, value in HARDENING.items():
+    user = "raps-witness" if unit == WITNESS else "raps"  # the witness's own user
+    for key, value in {**HARDENING, "User": user, "Group": user}.items():
         assert d.get(key) == [value], f"{unit.name}: {key}={d.get(key)}, expected {value!r}"
     assert d["SystemCallFilter"] == ["@system-service", "~@privileged @resources"]
     assert "WatchdogSec" not in d, "WatchdogSec needs sd_notify (Type=notify)"
@@ -221,6 +228,17 @@ def test_daemon_lines() -> None:
         "seed-key:/etc/raps/seed.key",
         "head-key:/etc/raps/head.key",
     ]
+
+
+def test_witness_lines() -> None:
+    """Its own user, state and key: nothing of the daemon's (docs/fairness.md)."""
+    d = _directives(WITNESS)
+    assert d["ExecStart"] == [
+        f"{INSTALLED_RAPS} witness run --config /etc/raps-witness/witness.toml"
+    ]
+    assert d["StateDirectory"] == ["raps-witness"] and d["PrivateDevices"] == ["yes"]
+    assert d["LoadCredential"] == ["witness-key:/etc/raps-witness/witness.key"]
+    assert _bytes(d["MemoryHigh"][0]) < _bytes(d["MemoryMax"][0])
 
 
 def _bytes(value: str) -> int:
@@ -274,11 +292,23 @@ def test_nothing_reads_what_proc_subset_hides() -> None:
 
 
 def test_sysusers_and_tmpfiles(systemd_tools: None, tmp_path: Path) -> None:
-    """Applied to an empty root: a nologin 'raps' user, /etc/raps and /var/lib/raps."""
+    """Applied to an empty root: a nologin 'raps' user, /etc/raps and /var/lib/raps (and the
+    witness's own user and folders)."""
     (tmp_path / "etc").mkdir()
     for cmd in (
-        ["systemd-sysusers", f"--root={tmp_path}", str(UNITS / "raps.sysusers.conf")],
-        ["systemd-tmpfiles", f"--root={tmp_path}", "--create", str(UNITS / "raps.tmpfiles.conf")],
+        [
+            "systemd-sysusers",
+            f"--root={tmp_path}",
+            str(UNITS / "raps.sysusers.conf"),
+            str(UNITS / "raps-witness.sysusers.conf"),
+        ],
+        [
+            "systemd-tmpfiles",
+            f"--root={tmp_path}",
+            "--create",
+            str(UNITS / "raps.tmpfiles.conf"),
+            str(UNITS / "raps-witness.tmpfiles.conf"),
+        ],
     ):
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
@@ -292,6 +322,10 @@ def test_sysusers_and_tmpfiles(systemd_tools: None, tmp_path: Path) -> None:
     conf, state = (tmp_path / "etc/raps").stat(), (tmp_path / "var/lib/raps").stat()
     assert (conf.st_mode & 0o7777, conf.st_uid, conf.st_gid) == (0o750, 0, int(raps[3]))
     assert (state.st_mode & 0o7777, state.st_uid) == (0o700, int(raps[2]))
+    witness = users["raps-witness"]
+    assert witness[2] != raps[2] and witness[5] == "/var/lib/raps-witness"
+    wstate = (tmp_path / "var/lib/raps-witness").stat()
+    assert (wstate.st_mode & 0o7777, wstate.st_uid) == (0o700, int(witness[2]))
 
 
 MDWE_PROBE = textwrap.dedent(
