@@ -276,3 +276,22 @@ def test_a_v1_session_restored_after_the_upgrade_keeps_drawing_by_v1() -> None:
     d = drawn(recs, 2)
     assert d["pool_digest"] == pool_digest(d["pool"]) and "witness" not in d
     assert verify_session(recs) == []
+
+
+def test_a_chosen_attempt_or_slot_is_named_even_when_the_pick_is_redone() -> None:
+    """The attempt is part of the HMAC message: a daemon that tried attempts until a
+    favoured card came up, the pick made self-consistent, is caught by the slot rule."""
+    w = Witnessed(None).run()  # no witness: only the rule stands between
+    recs = plain(w.session)
+    req = next(r["data"] for r in recs if r["type"] == "pick.requested" and r["data"]["pick"] == 3)
+    d = drawn(recs, 3)
+    assert (d["slot"], d["attempt"]) == (2, 1)  # a redraw after pick 2's no-show
+    for x in (req, d):
+        x["attempt"] = 0
+    pool = d["pool"]
+    index, _ = ticket_index_v3(
+        SEED, SESSION_ID, 3, 0, d["pool_digest"], witness_mix(None), len(pool)
+    )
+    d["index"], d["card"] = index, pool[index]
+    bad = verify_session(recs)
+    assert named(bad, 3, "attempt 0, but slot 2 had 1 pick(s) before"), bad
