@@ -27,7 +27,7 @@ from raps.store.database import open_engine
 from raps.store.journal import JournalStore, session_export, with_pools
 from raps.tickets.desk import STREAM_PREFIX
 from raps.tickets.stage import DRAW_PREFIX, PRIZE_STREAM
-from selector.anomalies import session_report
+from selector.anomalies import draw_report, session_report
 from selector.records import Record
 from selector.schedule import STREAM as SCHEDULE_STREAM
 from selector.schedule import Schedule, Status
@@ -35,6 +35,7 @@ from selector.tickets import recompute
 from selector.tickets.day_verify import verify_day
 from selector.tickets.draw_verify import verify_draw
 from selector.verify import verify_lifecycle, verify_session
+from selector.witness_log import compare_log
 
 CONTEXT = "context"  # the record of an export's entry given as chain fields only
 
@@ -81,6 +82,8 @@ class Report:
     context: list[str] = field(default_factory=list)
     export_problems: list[str] = field(default_factory=list)  # the header, withheld entries
     heads: HeadReport | None = None  # signed heads and commitments held to the journal
+    # the witness's log against the journal (--witness-log): each a sign of tampering
+    witness_problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -91,6 +94,7 @@ class Report:
         broken = broken or bool(self.column_errors) or bool(self.unclosed)
         broken = broken or (self.stage is not None and not self.stage.ok)
         broken = broken or bool(self.export_problems) or bool(self.heads and self.heads.problems)
+        broken = broken or bool(self.witness_problems)
         return self.chain_error is None and not broken and self.entries > 0
 
     @property
@@ -138,8 +142,9 @@ class Report:
             else:
                 out.append(
                     f"draw {draw_id}: OK ({self.draw_picks.get(draw_id, 0)} pick(s) "
-                    "recomputed from the stored bin, derivation v2)"
+                    "recomputed from the stored bin)"
                 )
+            out += self._session_lines(DRAW_PREFIX + draw_id)
         for draw_id in self.open_draws:
             out.append(f"draw {draw_id}: not closed yet; seed unrevealed, chain checked only")
         if self.prize_letters or self.prizes:
@@ -168,6 +173,7 @@ class Report:
                     f"{receipts} receipt(s), recomputed from the records)"
                 )
         out += [f"COLUMN: {c}" for c in self.column_errors]
+        out += [f"WITNESS LOG: {w}" for w in self.witness_problems]
         out += [f"NOT CLOSED: {u} (--require-closed)" for u in self.unclosed]
         if self.context:
             out.append(
@@ -213,6 +219,8 @@ def check(
     session: str | None = None,
     signed: list[tuple[int, Any]] | None = None,
     site_key: str | None = None,
+    witness_key: str | None = None,
+    witness_log: list[dict[str, Any]] | None = None,
 ) -> Report:
     """Verify entries (with their records, pools included) against an optional head.
 
@@ -220,6 +228,9 @@ def check(
     entry 1; an export may be any contiguous range of it. `focus`: the session an
     export's header names; `session`: the one the inspector asked for (a header naming
     another fails). `signed`: a capture of signed heads, checked with `site_key`.
+    `witness_key`: the witness's public key an inspector pinned; `witness_log`: the
+    witness's own log of the draws (`raps witness export`), which every signed request
+    must agree with.
     """
     problems = []
     if session is not None:
@@ -239,10 +250,13 @@ def check(
     if head is not None and not entries:
         rep.chain_error = f"journal is empty, but the published head is {head.seq}"
     by_session: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
+    seqs: dict[str, list[tuple[int, str]]] = {}  # each record's (seq, entry hash)
+    for e, r in zip(entries, records, strict=True):
         if r.get("type") == "damaged":
             continue  # its entry fails the chain check, which names it
         by_session.setdefault(str(r.get("session_id")), []).append(r)
+        seqs.setdefault(str(r.get("session_id")), []).append((e.seq, e.hash))
+    pinned = {"witness_key": witness_key}
     closed_draws: dict[str, list[dict[str, Any]]] = {}
     windows, journal_end = _windows(by_session.get(SCHEDULE_STREAM, [])), _last_time(records)
     for sid, recs in by_session.items():
@@ -255,9 +269,12 @@ def check(
             _check_tickets(rep, sid.removeprefix(STREAM_PREFIX), recs)
         elif sid.startswith(DRAW_PREFIX):
             draw_id = sid.removeprefix(DRAW_PREFIX)
+            _note_draw(rep, sid, recs)
             if any(r.get("type") == "draw.closed" for r in recs):
                 closed_draws[draw_id] = recs
-                rep.draws[draw_id] = _guarded(lambda recs=recs: verify_draw(recs))
+                rep.draws[draw_id] = _guarded(
+                    lambda recs=recs, sid=sid: verify_draw(recs, entries=seqs[sid], **pinned)
+                )
                 rep.draw_picks[draw_id] = sum(1 for r in recs if r.get("type") == "draw.picked")
             else:
                 rep.open_draws.append(draw_id)
@@ -274,7 +291,9 @@ def check(
             _note_overrides(rep, sid, recs)
             _note_report(rep, sid, recs, windows.get(sid), journal_end)
             try:
-                rep.sessions[sid] = [str(m) for m in verify_session(recs)]
+                rep.sessions[sid] = [
+                    str(m) for m in verify_session(recs, entries=seqs[sid], **pinned)
+                ]
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
                 rep.sessions[sid] = [f"records cannot be read: {e!r}"]
             rep.picks += sum(1 for r in recs if r.get("type") == "pick.drawn")
@@ -288,7 +307,17 @@ def check(
         s: r for s, r in by_session.items() if focus is None or s == focus or belongs(s, focus)
     }
     rep.stage = check_stage(stage)
+    if witness_log is not None:
+        rep.witness_problems = compare_log(witness_log, by_session, seqs)
     return rep
+
+
+def _note_draw(rep: Report, stream: str, recs: list[dict[str, Any]]) -> None:
+    found = draw_report(recs)
+    if found.notes:
+        rep.notes[stream] = found.notes
+    if found.anomalies:
+        rep.anomalies[stream] = found.anomalies
 
 
 def _check_schedule(
@@ -528,6 +557,23 @@ def export_focus(path: Path) -> str | None:
     return (
         str(export["session_id"]) if isinstance(export, dict) and "session_id" in export else None
     )
+
+
+def read_witness_log(path: Path) -> list[dict[str, Any]]:
+    """The witness's log of a draw (`raps witness export`): JSON lines."""
+    out: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: not a witness log line ({e})") from e
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{lineno}: not a witness log line")
+            out.append(row)
+    return out
 
 
 def read_export(path: Path) -> tuple[list[Entry], list[dict[str, Any]]]:

@@ -19,6 +19,7 @@ from prometheus_client import (
 )
 
 from selector.events import Tier
+from selector.floor import Floor
 from selector.records import Record
 from selector.session import DrawSession
 from selector.tickets import Cause, Channel, RefusalReason
@@ -307,6 +308,17 @@ class Metrics:
         else:
             self.ingest_last_gap.labels(source)
             self.ingest_last_gap_time.labels(source)
+
+    def count_floor(self, floor: Floor, promotions: Iterable[str]) -> None:
+        """Pool sizes by promotion, kind, area and tier; tracked players; floor anomalies."""
+        self.pool_size.clear()
+        for promo in promotions:
+            for (kind, area, tier), n in floor.eligible_counts(promo).items():
+                self.pool_size.labels(promo, kind, area, tier).set(n)
+        self.tracked_players.set(floor.tracked_players)
+        self.floor_anomalies.clear()
+        for kind, n in floor.anomalies.items():
+            self.floor_anomalies.labels(kind).set(n)
 
     def count_outcomes(self, s: DrawSession, records: Sequence[Record]) -> None:
         """Pick outcomes and claim times of a session's newly committed records."""

@@ -15,7 +15,7 @@ import asyncio
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -45,6 +45,7 @@ from raps.store.headmark import HeadMark
 from raps.store.journal import JournalRewound, JournalStore
 from raps.tickets.desk import TicketDesk
 from raps.tickets.stage import StageDesk
+from raps.witness_client import WitnessClient, registered, signed
 from selector.events import AnyFloorEvent, PoolKind, TicketsGranted
 from selector.fairness import SEED_BYTES, commitment
 from selector.floor import Floor
@@ -111,8 +112,10 @@ class Service(ClaimCommands[CommandResult]):
             prune_unknown_after_seconds=cfg.floor.prune_unknown_after_seconds,
         )
         self.tickets.attach(self.floor)
+        # the independent witness of every draw's request (None: draws open unwitnessed)
+        self.witness = WitnessClient(cfg.witness, cfg.site.id) if cfg.witness else None
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics,
-                               clock, self._health.journal)  # fmt: skip
+                               clock, self._health.journal, self.witness)  # fmt: skip
         self.games = GameDesk(cfg.stage_plan(), self.stage, metrics)  # the games after draws
         self.sessions: dict[str, DrawSession] = {}
         self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
@@ -151,6 +154,7 @@ class Service(ClaimCommands[CommandResult]):
         replayed = await self._restore_floor()
         seeded = await self.planner.load()
         await self._restore_sessions()
+        self.loader.store_pools(self.floor, self.sessions.values())
         self.tickets.reconcile_awards(self.sessions.values())
         await self.tickets.sync()
         await self.stage.restore()
@@ -343,15 +347,8 @@ class Service(ClaimCommands[CommandResult]):
 
     def update_pool_gauges(self) -> None:
         self.metrics.ready.set(1 if self.ready()[0] else 0)
-        self.metrics.pool_size.clear()
-        for promo in self.cfg.promotions():
-            for (kind, area, tier), n in self.floor.eligible_counts(promo.promotion_id).items():
-                self.metrics.pool_size.labels(promo.promotion_id, kind, area, tier).set(n)
-        self.metrics.tracked_players.set(self.floor.tracked_players)
+        self.metrics.count_floor(self.floor, [p.promotion_id for p in self.cfg.promotions()])
         self.tickets.update_gauges()
-        self.metrics.floor_anomalies.clear()
-        for kind, n in self.floor.anomalies.items():
-            self.metrics.floor_anomalies.labels(kind).set(n)
 
     def _session_changed(self, session_id: str) -> None:
         """The schedule added, rescheduled or cancelled a session: gauges, screens."""
@@ -392,17 +389,20 @@ class Service(ClaimCommands[CommandResult]):
         self, session_id: str, actor: Actor, command_id: str, override: str | None = None
     ) -> CommandResult:
         _overrider(actor, override)
+        seed = secrets.token_bytes(SEED_BYTES)
 
-        def action(s: DrawSession, cmd: Command) -> tuple[Outcome, Any]:
+        def action(s: DrawSession, cmd: Command, witness: Any) -> tuple[Outcome, Any]:
             if s.answered(command_id) or s.state != SessionState.SCHEDULED:
                 return s.open(cmd, bytes(SEED_BYTES)), None  # a retry: replayed, or refused
             self.planner.may_open(session_id)
-            seed = secrets.token_bytes(SEED_BYTES)
-            outcome = s.open(cmd, seed, override)  # refused outside the window: no seal
+            outcome = s.open(cmd, seed, override, witness=witness)  # refused outside the window
             nonce, ciphertext = self.sealer.seal(session_id, seed)
             return outcome, (session_id, commitment(seed), nonce, ciphertext)
 
-        return await self._command(session_id, actor, command_id, action)
+        return await self._command(
+            session_id, actor, command_id, action,
+            before=lambda s: registered(self.witness, s, command_id, commitment(seed)),
+        )  # fmt: skip
 
     async def draw(
         self,
@@ -414,14 +414,15 @@ class Service(ClaimCommands[CommandResult]):
     ) -> CommandResult:
         _overrider(actor, override)
         started = time.perf_counter()
-        # two commits: the pool (pick.requested), then the winner drawn from it, so a
-        # write refused after the winner is known cannot get a new pool on the retry
+        # two commits: the pool (pick.requested), signed by the witness once durable, then
+        # the winner drawn from it: a write refused then cannot get a new pool on the retry
         result = await self._command(
             session_id,
             actor,
             command_id,
-            lambda s, cmd: (s.request(cmd, kind, override), None),
-            then=lambda s, cmd: (s.complete(cmd, kind), None),
+            lambda s, cmd, _: (s.request(cmd, kind, override), None),
+            then=lambda s, cmd, reply: (s.complete(cmd, kind, reply), None),
+            before=lambda s: signed(self.witness, s),
         )
         if not result.outcome.replayed:
             self.metrics.pick_latency.observe(time.perf_counter() - started)
@@ -433,7 +434,7 @@ class Service(ClaimCommands[CommandResult]):
         self, session_id: str, actor: Actor, command_id: str, pick: int
     ) -> CommandResult:
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.verify(cmd, pick), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.verify(cmd, pick), None)
         )
 
     async def award(
@@ -448,28 +449,28 @@ class Service(ClaimCommands[CommandResult]):
     ) -> CommandResult:
         prize = Prize(amount, PrizeKind(kind), envelope)
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.award(cmd, pick, prize), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.award(cmd, pick, prize), None)
         )
 
     async def no_show(
         self, session_id: str, actor: Actor, command_id: str, pick: int
     ) -> CommandResult:
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.no_show(cmd, pick), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.no_show(cmd, pick), None)
         )
 
     async def void(
         self, session_id: str, actor: Actor, command_id: str, pick: int, reason: str
     ) -> CommandResult:
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.void(cmd, pick, reason), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.void(cmd, pick, reason), None)
         )
 
     async def close(
         self, session_id: str, actor: Actor, command_id: str, force: bool = False
     ) -> CommandResult:
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.close(cmd, force), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.close(cmd, force), None)
         )
 
     async def _command(
@@ -477,9 +478,11 @@ class Service(ClaimCommands[CommandResult]):
         session_id: str,
         actor: Actor,
         command_id: str,
-        action: Callable[[DrawSession, Command], tuple[Outcome, Any]],
-        then: Callable[[DrawSession, Command], tuple[Outcome, Any]] | None = None,
+        action: Callable[[DrawSession, Command, Any], tuple[Outcome, Any]],
+        then: Callable[[DrawSession, Command, Any], tuple[Outcome, Any]] | None = None,
+        before: Callable[[DrawSession], Awaitable[Any]] | None = None,
     ) -> CommandResult:
+        """Steps committed one by one; `before` (awaited) gives the last one its argument."""
         async with self._lock:
             self.session(session_id)
             if session_id in self._needs_resync:
@@ -487,11 +490,12 @@ class Service(ClaimCommands[CommandResult]):
             s = self.session(session_id)
             cmd = Command(command_id, actor, self.clock())
             holder: dict[str, Any] = {}
+            extra = await before(s) if before is not None and then is None else None
 
             def run() -> list[Record]:
                 start = len(s.records)
                 try:
-                    holder["outcome"], holder["sealed"] = action(s, cmd)
+                    holder["outcome"], holder["sealed"] = action(s, cmd, extra)
                 except SessionError as e:
                     # refused, but what the claim timer did first stands: journal it
                     holder["refused"] = e
@@ -501,6 +505,7 @@ class Service(ClaimCommands[CommandResult]):
             if "refused" in holder:
                 raise holder["refused"]
             if then is not None and not holder["outcome"].replayed:
+                extra = await before(s) if before is not None else None
                 action, holder = then, {}
                 await self._journaled(s, run, holder)  # run() calls the new action
                 if "refused" in holder:
@@ -519,7 +524,7 @@ class Service(ClaimCommands[CommandResult]):
         sealed = holder.get("sealed") if holder else None
         started = time.perf_counter()
         try:
-            await self.journal.append([r.to_dict(plain=False) for r in new], sealed)
+            entries = await self.journal.append([r.to_dict(plain=False) for r in new], sealed)
         except Exception as e:
             self.metrics.journal_failures.inc()
             self.storage_ok = False
@@ -530,6 +535,8 @@ class Service(ClaimCommands[CommandResult]):
         self.storage_ok = True
         self._health.journal.ok()
         self.metrics.journal_write.observe(time.perf_counter() - started)
+        if new[-1].type == "pick.requested" and entries:  # what the witness will sign
+            s.note_request_entry(entries[-1].seq, entries[-1].hash)
         head = self.journal.head
         self.metrics.journal_head.set(head.seq if head else 0)
         # the answer waits for the commit only: counting, logging and waking the screens
@@ -592,6 +599,8 @@ class Service(ClaimCommands[CommandResult]):
                 self.log.exception("final floor snapshot failed")
             await self.journal.settle()
             await self.engine.dispose()
+            if self.witness is not None:
+                await self.witness.aclose()
 
 
 def _overrider(actor: Actor, override: str | None) -> None:

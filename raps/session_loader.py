@@ -9,7 +9,10 @@ deleted in the middle shows), whose records break the session's state machine, o
 whose picks do not recompute from its unsealed seed (an open session: verify's own
 checks, selector.verify_open) is refused, and the reason kept for every command that
 names it (an edit made outside the daemon must not reopen a closed session, hide its
-close, or give a pick back to its winner).
+close, or give a pick back to its winner).  After a start each pool an open or
+scheduled session draws from is stored in full in the background, so its first pick
+writes a delta; a draw whose winner was never committed has the journal entry the witness
+signs noted.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from raps.chain import Entry
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
 from raps.store.journal import JournalStore, JournalTampered, with_pools
+from selector.floor import Floor
 from selector.lifecycle import verify_lifecycle
 from selector.records import Record
 from selector.schedule import SessionPlan
@@ -53,6 +57,8 @@ class SessionLoader:
             pool = (await self.journal.pools([req[2]])).get(req[2])
             if pool is not None:
                 s.load_request_pool(pool)
+            asked = next(e for e in reversed(entries) if e.record.get("type") == "pick.requested")
+            s.note_request_entry(asked.seq, asked.hash)  # the entry the witness signs
         return s, entries, seed
 
     async def check(self, s: DrawSession, entries: list[Entry], seed: bytes | None) -> str | None:
@@ -91,6 +97,15 @@ class SessionLoader:
             if reason is not None:
                 refused[sid] = reason
         return sessions, refused
+
+    def store_pools(self, floor: Floor, sessions: Iterable[DrawSession]) -> None:
+        """Each pool a restored session may draw from stored in full in the background, so
+        the first pick after a start writes only what changed since (docs/journal.md)."""
+        live = {s.promotion_id for s in sessions if s.state != SessionState.CLOSED}
+        for promo in sorted(live):
+            for kind in floor.promotion(promo).pool_kinds:
+                cards, digest = floor.pool_checkpoint(promo, kind)
+                self.journal.store_base(digest, cards)
 
     async def _unseal(self, session_id: str) -> bytes | None:
         sealed = await self.journal.sealed_seed(session_id)

@@ -52,6 +52,7 @@ from raps.stage_routes import register_stage_routes
 from raps.store.journal import session_export
 from raps.ticket_routes import register_ticket_routes
 from raps.web_context import TokenUsers, WebContext
+from raps.witness_client import WitnessDenied, WitnessUnavailable
 from selector.records import Actor
 from selector.session import SessionError, SessionState
 
@@ -216,6 +217,14 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     @app.exception_handler(JournalUnavailable)
     async def _journal(_r: Request, e: JournalUnavailable) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, 503)
+
+    @app.exception_handler(WitnessUnavailable)
+    async def _no_witness(_r: Request, e: WitnessUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": str(e)}, 503)  # nothing drawn: draw again to retry
+
+    @app.exception_handler(WitnessDenied)
+    async def _witness_refused(_r: Request, e: WitnessDenied) -> JSONResponse:
+        return JSONResponse({"detail": str(e)}, 409)
 
     @app.get("/healthz", tags=["health"], dependencies=public)
     async def healthz() -> dict[str, str]:

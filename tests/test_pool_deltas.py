@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 
 import pytest
 from alembic import command
@@ -49,7 +50,7 @@ def pools_rotating(n: int, steps: int) -> list[list[str]]:
     return [cards[i : i + n] for i in range(steps)]
 
 
-def record(pool: list[str]) -> dict[str, object]:
+def record(pool: Sequence[str]) -> dict[str, object]:
     return {"type": "pick.drawn", "session_id": "S", "at": "2026-04-25T18:00:00+02:00",
             "actor": {"user": "a", "role": "marketing"},
             "data": {"pool": pool, "pool_digest": pool_digest(pool)}}  # fmt: skip
@@ -239,3 +240,26 @@ def test_a_snapshots_own_change_is_stored_when_its_base_is_known() -> None:
     (row,) = enc.rows([(pool_digest(b), unknown)])
     assert row["base"] == pool_digest(a)  # found by comparing with a stored base instead
     assert json.loads(row["delta"]) == {"add": [b[-1]], "del": [a[0]]}
+
+
+@pytest.mark.asyncio
+async def test_after_a_start_the_first_pick_writes_only_a_delta(db_url: str) -> None:
+    """At start the daemon stores each pool in full in the background (off the pick path,
+    raps.session_loader.store_pools); a pick right after waits for it, then writes only
+    what changed since, and the pool reads back exactly from the stored base."""
+    base, pick = pools_rotating(500, 2)
+    engine = open_engine(db_url)
+    try:
+        await migrate(engine)
+        store = JournalStore(engine)
+        store.store_base(pool_digest(base), base)  # not awaited: the pick comes at once
+        snap = PoolSnapshot(pick)
+        snap.since = (pool_digest(base), [pick[-1]], [base[0]])
+        await store.append([record(snap)])
+        async with engine.connect() as conn:
+            row = (await conn.execute(select(journal.c.pool_cards, journal.c.pool_base))).one()
+            based = (await conn.execute(select(pool_snapshots.c.digest))).scalars().all()
+        assert row == ("", pool_digest(base)) and based == [pool_digest(base)]
+        assert (await store.pools([pool_digest(pick)]))[pool_digest(pick)] == pick
+    finally:
+        await engine.dispose()

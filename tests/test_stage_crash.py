@@ -217,8 +217,15 @@ class StageCrash:
         assert picks == list(range(1, len(picks) + 1)), picks
         won = [r["data"]["card"] for r in draw if r["type"] == "draw.awarded"]
         assert len(set(won)) == len(won), won
-        ids = [r["data"].get("command_id") for r in draw if r["type"] != "draw.no_show"]
+        # a draw is two records under its command id: its bin (draw.requested), its winner
+        ids = [
+            r["data"].get("command_id")
+            for r in draw
+            if r["type"] not in ("draw.no_show", "draw.requested")
+        ]
         assert len(ids) == len(set(ids)), "a command journaled twice"
+        asked = [r["data"]["pick"] for r in draw if r["type"] == "draw.requested"]
+        assert len(asked) == len(set(asked)), "a bin requested twice for one pick"
 
     def run(self) -> None:
         self.start(create_key=True)

@@ -45,6 +45,7 @@ from raps.config.tickets import (
     ticket_problems,
 )
 from raps.config.users import UserConfig
+from raps.config.witness import WitnessConfig
 from selector.claims import ClaimStart
 from selector.events import PoolKind
 from selector.layout import FloorLayout, Machine, Table
@@ -76,6 +77,7 @@ class Config(StrictModel):
     stage: StageSection = Field(default_factory=StageSection)  # the games after draws
     users: tuple[UserConfig, ...] = ()
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    witness: WitnessConfig | None = None
 
     _source: str = PrivateAttr(default="<config>")
 

@@ -88,6 +88,7 @@ class JournalStore:
         # the hottest statement: driver SQL with positional parameters, no compilation
         self._insert_entry = _insert_sql(engine.dialect.paramstyle)
         self._checkpoints: set[asyncio.Task[None]] = set()
+        self._bases: set[asyncio.Task[None]] = set()  # pools stored in full after a start
         self.log = get_logger(component="journal")
 
     async def load_head(self) -> Head | None:
@@ -157,6 +158,8 @@ class JournalStore:
         entries = list(link(records, self.head))
         if not entries and sealed is None:
             return []
+        if self._bases:  # a pick's delta starts from a pool stored after the start
+            await asyncio.gather(*self._bases, return_exceptions=True)
         pools = [
             (r["data"]["pool_digest"], r["data"]["pool"])
             for r in records
@@ -181,6 +184,13 @@ class JournalStore:
                 self.committed(self.head)
         return entries
 
+    def store_base(self, digest: str, cards: Sequence[str]) -> None:
+        """Store a whole pool in the background (after a start, off the pick path), so that
+        the first picks write only what changed since; they wait for it if it is not done."""
+        task = asyncio.create_task(self._checkpoint(digest, cards))
+        self._bases.add(task)
+        task.add_done_callback(self._bases.discard)
+
     async def _checkpoint(self, digest: str, cards: Sequence[str]) -> None:
         """Store a pool in full beside the journal, so that later picks' deltas start
         from it; on failure the deltas simply chain on (up to MAX_DEPTH)."""
@@ -202,8 +212,8 @@ class JournalStore:
     async def settle(self) -> None:
         """Wait for pool checkpoints and the head mark's write under way (before a stop,
         or in a test)."""
-        while self._checkpoints:
-            await asyncio.gather(*self._checkpoints, return_exceptions=True)
+        while self._checkpoints or self._bases:
+            await asyncio.gather(*self._checkpoints, *self._bases, return_exceptions=True)
         if self.mark is not None:
             await self.mark.flush()
 

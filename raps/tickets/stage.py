@@ -22,7 +22,7 @@ import asyncio
 import hashlib
 import json
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import partial
@@ -36,11 +36,12 @@ from raps.seal import SeedSealer
 from raps.storage_health import Outage, StorageUnavailable
 from raps.store.journal import JournalStore
 from raps.tickets.desk import TicketDesk
-from selector.fairness import SEED_BYTES, commitment
+from raps.witness_client import WitnessClient, WitnessDenied, WitnessUnavailable, signed
+from selector.fairness import DERIVATION_V3, SEED_BYTES, commitment
 from selector.records import Actor, Record
 from selector.session import Command, PickState, SessionError, SessionState
 from selector.tickets import TicketDraw, TicketsEntered
-from selector.tickets.draw_picks import TicketPick
+from selector.tickets.draw_picks import REQUESTED, TicketPick
 from selector.tickets.draw_rules import (
     DocumentType,
     DrawRules,
@@ -52,6 +53,7 @@ from selector.tickets.draw_rules import (
 from selector.tickets.draw_session import TicketDrawSession
 from selector.tickets.prizes import Letter, PrizeLedger, PrizeRefused
 from selector.tickets.proxies import ProxyBook, ProxyConflict, ProxyRefused
+from selector.witness import WitnessAtOpen, WitnessReply
 
 DRAW_PREFIX = "draw:"
 PROXY_PREFIX = "proxies:"
@@ -125,7 +127,9 @@ class StageDesk:
         metrics: Metrics,
         clock: Callable[[], datetime],
         journal_health: Outage,
+        witness: WitnessClient | None = None,
     ) -> None:
+        self.witness = witness  # signs each v3 draw's request (None: draws unwitnessed)
         self.tickets = tickets
         self.journal_health = journal_health  # the journal's outage: logged once a change
         self.journal = journal
@@ -162,7 +166,8 @@ class StageDesk:
     async def _from_journal(self, draw_id: str) -> TicketDrawSession:
         sd = self.draws[draw_id]
         stream = draw_stream(draw_id)
-        records = await self._records(stream)
+        entries = await self.journal.session_entries(stream)
+        records = [Record.from_dict(e.record) for e in entries]
         seed = None
         if records:
             sealed = await self.journal.sealed_seed(stream)
@@ -172,6 +177,8 @@ class StageDesk:
             stream, draw_id, self.bin_id(draw_id), sd.day, sd.rules, records, seed,
             promotion_id=sd.promotion_id,
         )  # fmt: skip
+        if s.needs_witness() and entries[-1].record.get("type") == REQUESTED:
+            s.note_request_entry(entries[-1].seq, entries[-1].hash)  # what the witness signs
         if s.state is SessionState.OPEN:
             # entries committed after the draw's last record: staged again, as before
             seen = s.bin_view()
@@ -219,6 +226,16 @@ class StageDesk:
 
     async def open(self, draw_id: str, actor: Actor, command_id: str) -> TicketDrawSession:
         sd = self.stage_draw(draw_id)
+        seed = secrets.token_bytes(SEED_BYTES)
+        stream = draw_stream(draw_id)
+        witness: dict[str, WitnessAtOpen] = {}
+
+        async def register(s: TicketDrawSession) -> None:
+            """Derivation v3: the witness learns the draw (and its commitment) first."""
+            if self.witness is not None and not s.answered(command_id):
+                witness["at_open"] = await self.witness.register(
+                    stream, commitment(seed), DERIVATION_V3
+                )
 
         def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
             if s.answered(command_id):
@@ -231,16 +248,29 @@ class StageDesk:
                 s.rules, more = self.games.open_rules(draw_id, sd.rules)
                 barred = {**more, **barred}
             barred = {c: r for c, r in barred.items() if c in entries}  # only the bin's
-            seed = secrets.token_bytes(SEED_BYTES)
-            stream = draw_stream(draw_id)
             nonce, ciphertext = self.sealer.seal(stream, seed)
-            outcome = s.open(cmd, seed, entries, barred)
+            outcome = s.open(cmd, seed, entries, barred, witness=witness.get("at_open"))
             return outcome, (stream, commitment(seed), nonce, ciphertext)
 
-        return await self._command(draw_id, actor, command_id, action)
+        return await self._command(draw_id, actor, command_id, action, before=register)
 
     async def draw(self, draw_id: str, actor: Actor, command_id: str) -> TicketDrawSession:
-        return await self._command(draw_id, actor, command_id, lambda s, c: (s.draw(c), None))
+        """v3: two commits, the bin (`draw.requested`), signed by the witness once durable,
+        then the winner from it; a v2 draw (opened before v3) in one."""
+        if self.session(draw_id).derivation != DERIVATION_V3:
+            return await self._command(draw_id, actor, command_id, lambda s, c: (s.draw(c), None))
+        reply: dict[str, WitnessReply | None] = {}
+
+        async def sign(s: TicketDrawSession) -> None:
+            reply["witness"] = await signed(self.witness, s)
+
+        def complete(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
+            return s.complete(cmd, reply.get("witness")), None
+
+        return await self._command(
+            draw_id, actor, command_id, lambda s, c: (s.request(c), None),
+            then=complete, before=sign,
+        )  # fmt: skip
 
     async def present(
         self,
@@ -503,7 +533,11 @@ class StageDesk:
         command_id: str,
         action: Callable[[TicketDrawSession, Command], tuple[Any, Any]],
         letters: bool = False,
+        then: Callable[[TicketDrawSession, Command], tuple[Any, Any]] | None = None,
+        before: Callable[[TicketDrawSession], Awaitable[None]] | None = None,
     ) -> TicketDrawSession:
+        """The action committed; with `then`, `before` (awaited) and `then` committed after
+        it unless it was a retry or drew nobody; else `before` awaited first."""
         self.stage_draw(draw_id)
         async with self._lock:
             if draw_id in self._needs_reload:
@@ -511,6 +545,8 @@ class StageDesk:
             s = self.sessions[draw_id]
             cmd = Command(command_id, actor, self.clock())
             holder: dict[str, Any] = {}
+            if before is not None and then is None:
+                await _witnessed(before(s))
 
             def run() -> list[Record]:
                 start = len(s.records)
@@ -521,11 +557,14 @@ class StageDesk:
                 return s.records[start:]
 
             await self._commit(draw_id, s, run, holder, letters)
-            refused = holder.get("refused")
-            if isinstance(refused, StageRefused):
-                raise refused
-            if refused is not None:
-                raise StageRefused(_code(refused), str(refused)) from refused
+            _raise_refused(holder)
+            done = holder["outcome"]
+            if then is not None and not (done.replayed or done.no_eligible):
+                if before is not None:
+                    await _witnessed(before(s))
+                action, holder = then, {}
+                await self._commit(draw_id, s, run, holder, letters)  # run() calls `then`
+                _raise_refused(holder)
             return s
 
     async def _commit(
@@ -548,7 +587,7 @@ class StageDesk:
             extra = self.prizes.records[start_prizes:]
         sealed = holder.get("sealed") if holder else None
         try:
-            await self.journal.append([r.to_dict() for r in [*new, *extra]], sealed)
+            entries = await self.journal.append([r.to_dict() for r in [*new, *extra]], sealed)
         except Exception as e:
             self.metrics.journal_failures.inc()
             self.journal_health.failed(e, draw=draw_id)  # the command is undone
@@ -557,6 +596,8 @@ class StageDesk:
                 await self._reload_prizes_safely()
             raise StageUnavailable("the journal could not be written; nothing was done") from e
         self.journal_health.ok()
+        if new[-1].type == REQUESTED and entries:  # the entry the witness will sign
+            s.note_request_entry(entries[len(new) - 1].seq, entries[len(new) - 1].hash)
         head = self.journal.head
         self.metrics.journal_head.set(head.seq if head else 0)
         for rec in new:
@@ -662,6 +703,24 @@ def _pick_of(s: TicketDrawSession, number: int) -> TicketPick:
     if not 1 <= number <= len(s.picks):
         raise StageRefused("unknown_pick", f"the draw has no pick {number}", 404)
     return s.picks[number - 1]
+
+
+def _raise_refused(holder: dict[str, Any]) -> None:
+    refused = holder.get("refused")
+    if isinstance(refused, StageRefused):
+        raise refused
+    if refused is not None:
+        raise StageRefused(_code(refused), str(refused)) from refused
+
+
+async def _witnessed(step: Awaitable[None]) -> None:
+    """A call to the witness; what it cannot do refuses the command, nothing drawn."""
+    try:
+        await step
+    except WitnessUnavailable as e:
+        raise StageUnavailable(str(e)) from e
+    except WitnessDenied as e:
+        raise StageRefused("witness_refused", str(e)) from e
 
 
 def _code(e: Exception) -> str:
