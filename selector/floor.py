@@ -1112,6 +1112,9 @@ class Floor:
                 for c in self._clocks]  # fmt: skip
         old_index = {tuple(w): i for i, w in enumerate(snap["windows"])}
         self.now = float(snap["now"])
+        # the players are evaluated below as of `now`: the first advance re-checks them all
+        # only if its day differs (a start must not cost the first pick a floor scan)
+        self._days = [clock.day_of(self.now) for clock in self._clocks]
         for mid, status, last_game in snap["machines"]:
             m = self._machines.get(mid)
             if m is not None:

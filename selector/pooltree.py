@@ -31,14 +31,15 @@ _REBUILD_MIN = 4096
 class PoolTree:
     """One pool's weight-1 SumTree, its snapshots and what changed between them."""
 
-    __slots__ = ("_last", "_moved", "pool", "tree")
+    __slots__ = ("_added", "_last", "_removed", "pool", "tree")
 
     def __init__(self, pool: Pool) -> None:
         self.pool = pool
         self.tree = SumTree()
-        # the cards whose place in the floor's pool changed since the last snapshot: True
-        # came, False went (None: unknown after a bulk change, no delta for the next one)
-        self._moved: dict[str, bool] | None = None
+        # the cards that came to / went from the floor's pool since the last snapshot
+        # (None: unknown after a bulk change, no delta for the next snapshot)
+        self._added: set[str] | None = None
+        self._removed: set[str] = set()
         # (digest, barred cards cut) of the last snapshot
         self._last: tuple[str, frozenset[str]] | None = None
         if pool.touched is None or len(pool):
@@ -56,24 +57,25 @@ class PoolTree:
         touched = pool.touched
         tree = self.tree
         if touched is None:  # a bulk change: what each card was is unknown
-            self._moved = None
+            self._added = None
             self._rebuild()
             return
         if not touched:
             tree.digest()  # the paths of bars put back at the last snapshot, if any
             return
-        moved = self._moved
+        added, removed = self._added, self._removed
         present = pool.__contains__
         bulk = len(touched) > max(_REBUILD_MIN, len(pool) // _REBUILD_FRACTION)
         for card in touched:
             now = present(card)
             if now == (card in tree):
                 continue
-            if moved is not None:
-                if card in moved:
-                    del moved[card]  # back as it was at the last snapshot
+            if added is not None:  # a card back as it was at the last snapshot cancels out
+                back, into = (removed, added) if now else (added, removed)
+                if card in back:
+                    back.discard(card)
                 else:
-                    moved[card] = now
+                    into.add(card)
             if not bulk:
                 if now:
                     tree.set(card, 1)
@@ -105,29 +107,27 @@ class PoolTree:
             for card in cut:
                 tree.set(card, 1)  # hashed again at the next settle
         snap.since = self._since(cut)
-        self._moved = {}
+        self._added, self._removed = set(), set()
         self._last = (digest, cut)
         return snap, digest
 
     def _since(self, cut: frozenset[str]) -> tuple[str, list[str], list[str]] | None:
         """(last digest, cards added, cards removed) between the last snapshot's candidates
         and these: the floor's moves, and the cards barred then or now."""
-        last, moved = self._last, self._moved
-        if last is None or moved is None:
+        last, came, went = self._last, self._added, self._removed
+        if last is None or came is None:
             return None
         last_digest, last_cut = last
-        added = [c for c, came in moved.items() if came and c not in cut]
-        removed = [c for c, came in moved.items() if not came and c not in last_cut]
+        added = came.difference(cut)
+        removed = went.difference(last_cut)
         for card in last_cut.symmetric_difference(cut):
-            if card in moved or card not in self.tree:
+            if card in came or card in went or card not in self.tree:
                 continue  # counted above, or not in the floor's pool then or now
             if card in cut:
-                removed.append(card)  # barred since
+                removed.add(card)  # barred since
             else:
-                added.append(card)  # barred no more
-        added.sort()
-        removed.sort()
-        return last_digest, added, removed
+                added.add(card)  # barred no more
+        return last_digest, sorted(added), sorted(removed)
 
     def checkpoint(self) -> tuple[PoolSnapshot, str]:
         """The whole pool and its digest, as the base the next snapshot's delta is taken

@@ -312,9 +312,13 @@ class SumTree:
         return kids
 
     def _recompute(self) -> None:
+        """Hash the marked nodes level by level, up to the top (the first level with one
+        node): the levels above wait, their marks kept, until the bin grows into them."""
         for level in range(MAX_HEIGHT + 1):
             dirty = self._dirty[level]
             if not dirty:
+                if len(self._nodes[level]) <= 1:
+                    break  # the top, and nothing below it changed
                 continue
             nodes = self._nodes[level]
             up = self._dirty[level + 1] if level < MAX_HEIGHT else None
@@ -341,3 +345,5 @@ class SumTree:
                 if up is not None:
                     up.add(None if key is None else self._key(level + 1, key))
             dirty.clear()
+            if len(nodes) <= 1:
+                break  # the top: what is above it is read by no digest
