@@ -21,6 +21,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from hashlib import sha256
+from operator import itemgetter
 
 from selector.bindigest import (
     EMPTY_TOP,
@@ -38,6 +39,7 @@ from selector.bindigest import (
 )
 
 Key = str | None
+_PACKED, _TOTAL, _COUNT = itemgetter(0), itemgetter(1), itemgetter(2)
 # a node: its bytes as its parent hashes them (hash | u64 total | u64 count), total, count
 NodeValue = tuple[bytes, int, int]
 
@@ -217,8 +219,8 @@ class SumTree:
         if old is not None:
             leaf.encoded[i] = encoded
             return
-        cards = leaf.cards
-        leaf.cards = [*cards[:i], card, *cards[i:]]  # a new list: snapshots keep the old one
+        cards = leaf.cards = leaf.cards.copy()  # a new list: snapshots keep the old one
+        cards.insert(i, card)
         leaf.encoded.insert(i, encoded)
         j = self._place(key)
         h = height(card)
@@ -247,10 +249,9 @@ class SumTree:
         key = self._key(0, card)
         j = self._place(key)
         leaf = self._leaves[key]
-        cards = leaf.cards
+        cards = leaf.cards = leaf.cards.copy()  # a new list: snapshots keep the old one
         i = bisect_left(cards, card)
-        leaf.cards = [*cards[:i], *cards[i + 1 :]]  # a new list: snapshots keep the old one
-        del leaf.encoded[i]
+        del cards[i], leaf.encoded[i]
         leaf.total -= weight
         h = self._heights.pop(card, 0)
         for lv in range(h):
@@ -331,12 +332,11 @@ class SumTree:
                         n = len(leaf.cards)
                         value = (child_bytes(h, leaf.total, n), leaf.total, n)
                 else:
-                    below = self._nodes[level - 1]
-                    kids = [below[k] for k in self._children(level, key)]
+                    kids = list(map(self._nodes[level - 1].__getitem__, self._children(level, key)))
                     if kids:
-                        h = sha256(NODE_PREFIX + b"".join([k[0] for k in kids])).digest()
-                        total = sum([k[1] for k in kids])
-                        n = sum([k[2] for k in kids])
+                        h = sha256(NODE_PREFIX + b"".join(map(_PACKED, kids))).digest()
+                        total = sum(map(_TOTAL, kids))
+                        n = sum(map(_COUNT, kids))
                         value = (child_bytes(h, total, n), total, n)
                 if value is None:
                     nodes.pop(key, None)
