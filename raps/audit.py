@@ -84,6 +84,7 @@ class Report:
     heads: HeadReport | None = None  # signed heads and commitments held to the journal
     # the witness's log against the journal (--witness-log): each a sign of tampering
     witness_problems: list[str] = field(default_factory=list)
+    witness_signed: int | None = None  # signatures in that log (None: no log given)
 
     @property
     def ok(self) -> bool:
@@ -173,6 +174,9 @@ class Report:
                     f"{receipts} receipt(s), recomputed from the records)"
                 )
         out += [f"COLUMN: {c}" for c in self.column_errors]
+        if self.witness_signed is not None and not self.witness_problems:
+            out.append(f"witness log: OK ({self.witness_signed} signed request(s), each in "
+                       "the journal as signed)")  # fmt: skip
         out += [f"WITNESS LOG: {w}" for w in self.witness_problems]
         out += [f"NOT CLOSED: {u} (--require-closed)" for u in self.unclosed]
         if self.context:
@@ -309,6 +313,7 @@ def check(
     rep.stage = check_stage(stage)
     if witness_log is not None:
         rep.witness_problems = compare_log(witness_log, by_session, seqs)
+        rep.witness_signed = sum(1 for line in witness_log if line.get("log") == "signature")
     return rep
 
 

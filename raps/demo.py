@@ -8,6 +8,11 @@ HTTP API: draws, a no-show after the claim window, a void, envelope prizes, clos
 the verification of every pick from the journal.  Nothing is canned: the floor is
 simulated live and the seed is new on every run.
 
+Every draw is witnessed: the demo starts a real witness process (`raps witness run`, its
+own key, log and port under var/demo/witness/) and the daemon asks it to sign each
+request; the verification at the end checks every signature against the witness's key
+and its own log.
+
 Then it leaves something for a person to do: a second rehearsal session stays
 scheduled for the handheld, and a ticket draw whose bin an e-Host kiosk has just filled
 waits for the stage host; the last thing printed is every page's URL with a user (and
@@ -18,7 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import secrets
+import subprocess
+import sys
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +36,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 
-from raps.audit import check, read_database
+from raps.audit import check, read_database, read_witness_log
 from raps.config import Config, hash_secret, parse_config
 from raps.daemon import Daemon
 from raps.floorsim import FloorSimulator
@@ -73,12 +83,14 @@ def demo_config(
     pins: dict[str, str] | None = None,
     devices: dict[str, str] | None = None,
     sim_seed: int = 1,
+    witness: str = "",
 ) -> Config:
     """A complete config for the demo; every value here is an ordinary config key.
 
     `devices`: the API tokens of the demo's e-Host kiosk ("kiosk"), stage screen
     ("stage_screen") and stage host script ("stage_host"); `sim_seed`: the simulated
-    floor's, so the demo knows its players.
+    floor's, so the demo knows its players; `witness`: the `[witness]` section (TOML) of
+    the demo's witness process, or "" (draws unwitnessed).
     """
     pins = pins or {}
     devices = devices or {r: secrets.token_urlsafe(24) for r in DEVICES}
@@ -174,11 +186,72 @@ name = "demo-screen"
 role = "stage_screen"
 api_token_hash = "{hash_secret(devices["stage_screen"])}"
 
+{witness}
 [logging]
 format = "console"
 level = "warning"
 """
     return parse_config(text, source="demo config")
+
+
+class DemoWitness:
+    """A real `raps witness` process for the demo, with its own key, log and token."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder / "witness"
+        self.token = secrets.token_urlsafe(32)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = ""
+        self.public_key = ""
+
+    def start(self) -> str:
+        """Start it; returns the daemon's `[witness]` section for it."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config = self.folder / "witness.toml"
+        digest = hashlib.sha256(self.token.encode()).hexdigest()
+        config.write_text(
+            f'[witness]\nhost = "127.0.0.1"\nport = 0\n'
+            f'database = "{(self.folder / "witness.db").resolve()}"\n'
+            f'key_file = "{(self.folder / "witness.key").resolve()}"\n'
+            f'token_sha256 = ["{digest}"]\n[logging]\nformat = "console"\nlevel = "warning"\n',
+            encoding="utf-8",
+        )
+        ready = self.folder / "ready.json"
+        ready.unlink(missing_ok=True)
+        # our own interpreter and the demo's own paths: nothing from input reaches the command
+        self.proc = subprocess.Popen(  # noqa: S603
+            [sys.executable, "-m", "raps.cli", "witness", "run", "--config", str(config),
+             "--create-key", "--ready-file", str(ready)],
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the demo's witness did not start")
+            time.sleep(0.05)
+        info = json.loads(ready.read_text(encoding="utf-8"))
+        self.url, self.public_key = info["url"], info["public_key"]
+        token_file = self.folder / "daemon.token"
+        token_file.write_text(self.token + "\n", encoding="ascii")
+        token_file.chmod(0o600)
+        return (
+            f'[witness]\nurl = "{self.url}"\ntoken_file = "{token_file.resolve()}"\n'
+            f'public_key = "{self.public_key}"\n'
+        )
+
+    def log(self, session_id: str) -> list[dict[str, Any]]:
+        """The witness's log of a draw, as its operator exports it."""
+        out = self.folder / "export.jsonl"
+        subprocess.run(  # noqa: S603 (our interpreter, the demo's own session id and paths)
+            [sys.executable, "-m", "raps.cli", "witness", "export", session_id, "--config",
+             str(self.folder / "witness.toml"), "-o", str(out)],
+            check=False, capture_output=True, timeout=60,
+        )  # fmt: skip
+        return read_witness_log(out) if out.exists() else []
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
 
 
 class DemoMarketing:
@@ -302,7 +375,27 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
     sim_seed = secrets.randbits(31)
     session_id = f"demo-{now:%Y%m%d-%H%M%S}"
     pins = {name: f"{secrets.randbelow(10**6):06d}" for name, _ in PEOPLE.values()}
-    cfg = demo_config(folder, token, session_id, now, pins, devices, sim_seed)
+    witness = DemoWitness(folder)
+    try:
+        cfg = demo_config(folder, token, session_id, now, pins, devices, sim_seed, witness.start())
+        return await _run(cfg, folder, witness, token, devices, sim_seed, session_id, pins, now,
+                          duration)  # fmt: skip
+    finally:
+        witness.stop()
+
+
+async def _run(
+    cfg: Config,
+    folder: Path,
+    witness: DemoWitness,
+    token: str,
+    devices: dict[str, str],
+    sim_seed: int,
+    session_id: str,
+    pins: dict[str, str],
+    now: datetime,
+    duration: float | None,
+) -> int:
     configure(cfg.logging.format, cfg.logging.level, cfg.site.id)
     daemon = Daemon(cfg, create_key=True)
     runner = asyncio.create_task(daemon.run())
@@ -312,6 +405,7 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
         await runner  # failed to start: raise its error
     url = daemon.url
     print(f"RAPS demo daemon running on a simulated floor (database {folder}/raps.db)")
+    print(f"  witness    {witness.url}   (key {witness.public_key}, its own process)")
     print(f"  API        {url}/api/sessions   (Authorization: Bearer {token})")
     if daemon.broker is not None:
         print(f"  MQTT       mqtt://127.0.0.1:{daemon.broker.port}/raps/v1/demo/draws/#")
@@ -329,7 +423,11 @@ async def run_demo(folder: Path, duration: float | None = None) -> int:
     )
     for i in range(0, len(entered), 3):
         print("  " + "   ".join(f"{c}: {r}" for c, r in entered[i : i + 3]))
-    report = check(*await read_database(cfg.storage.url), None, from_genesis=True)
+    log = witness.log(session_id)
+    report = check(
+        *await read_database(cfg.storage.url), None, from_genesis=True,
+        witness_key=witness.public_key, witness_log=log,
+    )  # fmt: skip
     for line in report.lines():
         print(line)
     code = 0 if report.ok else 1
