@@ -56,7 +56,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.core_paths import daemon_ingest  # noqa: E402
-from bench.core_picks import churn_picks, pick_targets  # noqa: E402
+from bench.core_picks import churn_picks, pick_targets, picks_only  # noqa: E402
 from bench.core_sql_peer import COMMIT_EVERY, SqlPeer  # noqa: E402
 from bench.harness import percentile, print_result, say  # noqa: E402
 from raps.floorsim import FloorSimulator, demo_layout  # noqa: E402
@@ -585,27 +585,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "quick": quick,
     }
     print_result(result)
-    return 0
-
-
-def picks_only(quick: bool) -> int:
-    """`--picks`: the picks on a changing floor alone, with their targets."""
-    started = time.perf_counter()
-    say("RAPS core benchmark, picks on a changing floor" + (" (--quick)" if quick else ""))
-    load_start = os.getloadavg()
-    say(f"  load average at start {load_start[0]:.2f} on {os.cpu_count()} CPUs")
-    sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
-    churn = churn_picks(sizes, 20 if quick else 100, 3 if quick else 5)
-    targets = pick_targets(churn)
-    say("\n== targets (median of rounds; spread min..max) ==")
-    for name, t in targets.items():
-        say(f"    {name:<48} {t['value']:>10} {t['spread']!s:>20} "
-            f"{'met' if t['met'] else 'NOT MET'}")  # fmt: skip
-    print_result({
-        "pick_ms_changing_floor": churn, "targets": targets, "quick": quick,
-        "loadavg_1min": [round(load_start[0], 2), round(os.getloadavg()[0], 2)],
-        "wall_s": round(time.perf_counter() - started, 1), "python": platform.python_version(),
-    })  # fmt: skip
     return 0
 
 

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
+import platform
 import statistics
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.harness import percentile, say
+from bench.harness import percentile, print_result, say
 from selector.events import (
     AnyFloorEvent,
     CardInserted,
@@ -255,3 +257,24 @@ def pick_targets(churn: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "met": ratio["median"] <= FIRST_PICK_RATIO,
         }  # fmt: skip
     return out
+
+
+def picks_only(quick: bool) -> int:
+    """`bench/core.py --picks`: the picks on a changing floor alone, with their targets."""
+    started = time.perf_counter()
+    say("RAPS core benchmark, picks on a changing floor" + (" (--quick)" if quick else ""))
+    load_start = os.getloadavg()
+    say(f"  load average at start {load_start[0]:.2f} on {os.cpu_count()} CPUs")
+    sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
+    churn = churn_picks(sizes, 20 if quick else 100, 3 if quick else 5)
+    targets = pick_targets(churn)
+    say("\n== targets (median of rounds; spread min..max) ==")
+    for name, t in targets.items():
+        verdict = "met" if t["met"] else "NOT MET"
+        say(f"    {name:<48} {t['value']:>10} {t['spread']!s:>20} {verdict}")
+    print_result({
+        "pick_ms_changing_floor": churn, "targets": targets, "quick": quick,
+        "loadavg_1min": [round(load_start[0], 2), round(os.getloadavg()[0], 2)],
+        "wall_s": round(time.perf_counter() - started, 1), "python": platform.python_version(),
+    })  # fmt: skip
+    return 0

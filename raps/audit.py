@@ -3,7 +3,9 @@
 Checks, in order: the hash chain (and the published head, when given); then every
 closed session in it is recomputed pick by pick from its revealed seed and pool
 snapshots (selector.verify), every closed ticket draw is recomputed pick by pick from
-its stored bin, changes and revealed seed (selector.tickets.draw_verify, derivation v2),
+its stored bin, changes and revealed seed (selector.tickets.draw_verify, derivation v3 or
+v2), each witness signature against the key committed at open (and the witness's own log,
+when given),
 with the once-per-day limit across a day's draws, every prize letter is matched to the
 award it pays, every ticket bin's credits and entries are recomputed from its
 records (selector.tickets.recompute), and the stage games, the stage prize ledger and

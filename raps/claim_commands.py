@@ -5,7 +5,7 @@ the same command id answers with the first outcome."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 from selector.claims import EXTENDING_ROLES  # raps.auth.EXTENDERS: the route's same roles
@@ -23,8 +23,9 @@ class ClaimCommands(Generic[Result]):
         session_id: str,
         actor: Actor,
         command_id: str,
-        action: Callable[[DrawSession, Command], tuple[Outcome, Any]],
-        then: Callable[[DrawSession, Command], tuple[Outcome, Any]] | None = None,
+        action: Callable[[DrawSession, Command, Any], tuple[Outcome, Any]],
+        then: Callable[[DrawSession, Command, Any], tuple[Outcome, Any]] | None = None,
+        before: Callable[[DrawSession], Awaitable[Any]] | None = None,
     ) -> Result:
         raise NotImplementedError
 
@@ -33,13 +34,13 @@ class ClaimCommands(Generic[Result]):
     ) -> Result:
         """Security acknowledges a winner: `officer` is on the way."""
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.en_route(cmd, pick, officer), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.en_route(cmd, pick, officer), None)
         )
 
     async def absent(self, session_id: str, actor: Actor, command_id: str, pick: int) -> Result:
         """Arrived, the winner is not there: the PA line, and the countdown if it waits."""
         return await self._command(
-            session_id, actor, command_id, lambda s, cmd: (s.absent(cmd, pick), None)
+            session_id, actor, command_id, lambda s, cmd, _: (s.absent(cmd, pick), None)
         )
 
     async def extend(
@@ -58,5 +59,5 @@ class ClaimCommands(Generic[Result]):
             session_id,
             actor,
             command_id,
-            lambda s, cmd: (s.extend(cmd, pick, seconds, reason), None),
+            lambda s, cmd, _: (s.extend(cmd, pick, seconds, reason), None),
         )

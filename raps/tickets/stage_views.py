@@ -202,7 +202,7 @@ def screen_view(desk: StageDesk, draw_id: str) -> dict[str, Any]:
     verification = None
     if seed is not None:
         verification = (
-            f"SHA-256(seed) = {s.commitment}; derivation raps-pick-v2 "
+            f"SHA-256(seed) = {s.commitment}; derivation {s.derivation} "
             f"(docs/fairness.md); check with: raps verify EXPORT.jsonl"
         )
     return {
