@@ -15,18 +15,24 @@ first broken entry is named; so is every mismatching pick.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from raps.chain import Entry, Head, canonical_json, chained_record, check_chain
+from raps.audit_files import (
+    CONTEXT,
+    export_focus,
+    read_columns,
+    read_database,
+    read_export,
+    read_witness_log,
+)
+from raps.chain import Entry, Head, check_chain
 from raps.games.audit import StageReport, belongs, check_stage, is_stage
 from raps.heads import HeadReport, check_signed
 from raps.store.database import open_engine
-from raps.store.journal import JournalStore, session_export, with_pools
+from raps.store.journal import JournalStore, session_export
 from raps.tickets.desk import STREAM_PREFIX
 from raps.tickets.stage import DRAW_PREFIX, PRIZE_STREAM
 from selector.anomalies import draw_report, session_report
@@ -39,7 +45,10 @@ from selector.tickets.draw_verify import verify_draw
 from selector.verify import verify_lifecycle, verify_session
 from selector.witness_log import compare_log
 
-CONTEXT = "context"  # the record of an export's entry given as chain fields only
+__all__ = [  # the readers live in raps.audit_files; the CLI, the demo and tests use them here
+    "CONTEXT", "Report", "check", "export_focus", "export_session", "read_columns",
+    "read_database", "read_export", "read_witness_log",
+]  # fmt: skip
 
 
 @dataclass
@@ -549,84 +558,6 @@ def _check_tickets(rep: Report, bin_id: str, recs: list[dict[str, Any]]) -> None
         totals.get("tickets_entered", 0),
         totals.get("receipts", 0),
     )
-
-
-def export_focus(path: Path) -> str | None:
-    """The session an export was made for (its first line says), or None (an older
-    export, or a range): then every stream in it is verified."""
-    with path.open(encoding="utf-8") as f:
-        first = f.readline()
-    try:
-        head = json.loads(first)
-    except json.JSONDecodeError:
-        return None
-    export = head.get("export") if isinstance(head, dict) else None
-    return (
-        str(export["session_id"]) if isinstance(export, dict) and "session_id" in export else None
-    )
-
-
-def read_witness_log(path: Path) -> list[dict[str, Any]]:
-    """The witness's log of a draw (`raps witness export`): JSON lines."""
-    out: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not a witness log line ({e})") from e
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{lineno}: not a witness log line")
-            out.append(row)
-    return out
-
-
-def read_export(path: Path) -> tuple[list[Entry], list[dict[str, Any]]]:
-    """Entries and records from an export file (JSON lines of seq, prev, hash, record,
-    after an optional header line naming the exported session)."""
-    entries: list[Entry] = []
-    records: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                if lineno == 1 and isinstance(row, dict) and "export" in row:
-                    continue
-                if "record" not in row and "stream" in row:  # another stream's: links only
-                    seq = int(row["seq"])
-                    entries.append(Entry(seq, str(row["prev"]), "", str(row["hash"]), True))
-                    records.append({"type": CONTEXT, "session_id": row["stream"], "seq": seq})
-                    continue
-                record = row["record"]
-                body = canonical_json(chained_record(record))
-                entries.append(Entry(int(row["seq"]), row["prev"], body, row["hash"]))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                raise ValueError(f"{path}:{lineno}: not a journal export line ({e})") from e
-            records.append(record)
-    return entries, records
-
-
-async def read_database(url: str) -> tuple[list[Entry], list[dict[str, Any]]]:
-    engine = open_engine(url)
-    try:
-        store = JournalStore(engine)
-        entries = await store.entries()
-        return entries, await with_pools(store, entries)
-    finally:
-        await engine.dispose()
-
-
-async def read_columns(url: str) -> list[tuple[int, str, str]]:
-    """(seq, session_id, type) as the database's columns hold them."""
-    engine = open_engine(url)
-    try:
-        return await JournalStore(engine).columns()
-    finally:
-        await engine.dispose()
 
 
 async def export_session(url: str, session_id: str) -> list[str]:

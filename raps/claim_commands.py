@@ -1,5 +1,6 @@
 """The claim's steps as the daemon runs them: security en route, the winner absent, a
-supervisor's extension (selector.claims).  Each is a command like verify or void: one
+supervisor's extension (selector.claims), and its two ends, the winner verified or a
+staff no-show.  Each is a command like verify or void: one
 at a time under the service's lock, journaled before it is answered, and a retry with
 the same command id answers with the first outcome."""
 
@@ -28,6 +29,18 @@ class ClaimCommands(Generic[Result]):
         before: Callable[[DrawSession], Awaitable[Any]] | None = None,
     ) -> Result:
         raise NotImplementedError
+
+    async def verify(self, session_id: str, actor: Actor, command_id: str, pick: int) -> Result:
+        """The winner presented with ID inside the claim window."""
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd, _: (s.verify(cmd, pick), None)
+        )
+
+    async def no_show(self, session_id: str, actor: Actor, command_id: str, pick: int) -> Result:
+        """Staff mark a winner who will not present; the slot is redrawn next."""
+        return await self._command(
+            session_id, actor, command_id, lambda s, cmd, _: (s.no_show(cmd, pick), None)
+        )
 
     async def en_route(
         self, session_id: str, actor: Actor, command_id: str, pick: int, officer: str

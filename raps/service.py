@@ -430,13 +430,6 @@ class Service(ClaimCommands[CommandResult]):
             self.metrics.draws.labels(PoolKind(kind).value, picked).inc()
         return result
 
-    async def verify(
-        self, session_id: str, actor: Actor, command_id: str, pick: int
-    ) -> CommandResult:
-        return await self._command(
-            session_id, actor, command_id, lambda s, cmd, _: (s.verify(cmd, pick), None)
-        )
-
     async def award(
         self,
         session_id: str,
@@ -450,13 +443,6 @@ class Service(ClaimCommands[CommandResult]):
         prize = Prize(amount, PrizeKind(kind), envelope)
         return await self._command(
             session_id, actor, command_id, lambda s, cmd, _: (s.award(cmd, pick, prize), None)
-        )
-
-    async def no_show(
-        self, session_id: str, actor: Actor, command_id: str, pick: int
-    ) -> CommandResult:
-        return await self._command(
-            session_id, actor, command_id, lambda s, cmd, _: (s.no_show(cmd, pick), None)
         )
 
     async def void(

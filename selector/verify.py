@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from selector.derivation import RAPS_DERIVATIONS, raps_pick, reference_pool_digest
@@ -70,7 +70,6 @@ def verify_session(
     if ctx is None:
         return bad
     quotas: dict[str, int] = o.get("quotas", {})
-    ctx.quotas = quotas
     exclude_no_shows = bool(o.get("exclude_no_shows", True))
     exclude_voided = bool(o.get("exclude_voided", True))
 
@@ -80,7 +79,7 @@ def verify_session(
     expected_pick = 1
     for i, r in enumerate(recs):
         try:
-            _check_request(i, r, bad, ctx, failed, states, exclude_no_shows, exclude_voided)
+            _check_request(i, r, bad, ctx, failed)
             expected_pick = _check_record(
                 i, r, bad, ctx, states, failed, expected_pick, quotas, exclude_no_shows,
                 exclude_voided,
@@ -99,7 +98,6 @@ class _Request:
     number: int  # v3: the session's count of requests
     attempt: int
     kind: str
-    slot: int
 
 
 @dataclass(slots=True)
@@ -115,7 +113,6 @@ class _Ctx:
     # pick -> its open request (None: a v1 journal written before requests existed)
     requests: dict[int, _Request] | None
     request_count: int = 0
-    quotas: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -163,9 +160,6 @@ def _check_request(
     bad: list[Mismatch],
     ctx: _Ctx,
     failed: dict[int, list[tuple[str, str]]],
-    states: dict[int, tuple[str, str, str, int]],
-    exclude_no_shows: bool,
-    exclude_voided: bool,
 ) -> None:
     """A draw's winner comes from the pool its request made durable: the first try's
     pool (the final one with every failed re-check put back) has the requested digest."""
@@ -175,14 +169,11 @@ def _check_request(
     t, d = r["type"], r["data"]
     if t == "pick.requested":
         n = int(d["pick"])
-        _check_slot(i, n, d, bad, ctx, states)
         ctx.request_count += 1
         number = ctx.request_count
         if ctx.derivation == DERIVATION_V3 and d.get("request") != number:
             bad.append(Mismatch(i, n, f"request number {d.get('request')}, expected {number}"))
-        requests[n] = _Request(
-            i, d["pool_digest"], number, int(d["attempt"]), str(d["kind"]), int(d["slot"])
-        )
+        requests[n] = _Request(i, d["pool_digest"], number, int(d["attempt"]), str(d["kind"]))
     elif t == "pick.abandoned":
         requests.pop(int(d["pick"]), None)
     elif t in ("pick.drawn", "pick.no_eligible"):
@@ -192,43 +183,10 @@ def _check_request(
         first = sorted(set(pool) | {card for card, _ in failed.get(n, [])})
         if wanted is None:
             bad.append(Mismatch(i, n, f"{t} without a pick.requested before it"))
-        elif (d["kind"], d["slot"], d["attempt"]) != (wanted.kind, wanted.slot, wanted.attempt):
-            bad.append(Mismatch(i, n, "drawn into another slot or attempt than requested"))
         elif ctx.digest(first) != wanted.digest:
             bad.append(Mismatch(i, n, "drawn from a pool other than the one requested"))
         if wanted is not None and ctx.derivation == DERIVATION_V3:
             _check_witness(i, n, d, bad, ctx, wanted, bool(first))
-
-
-def _check_slot(
-    i: int,
-    n: int,
-    d: dict[str, Any],
-    bad: list[Mismatch],
-    ctx: _Ctx,
-    states: dict[int, tuple[str, str, str, int]],
-) -> None:
-    """A draw goes into its kind's lowest free slot (one whose latest pick is not pending,
-    verified or awarded), at attempt = the picks drawn into that slot before: the attempt
-    is part of the derivation, so it cannot be chosen."""
-    kind = d["kind"]
-    last: dict[int, str] = {}
-    drawn: dict[int, int] = {}
-    for _card, k, state, slot in states.values():  # in pick order
-        if k == kind:
-            last[slot] = state
-            drawn[slot] = drawn.get(slot, 0) + 1
-    free = [x for x in range(1, ctx.quotas.get(kind, 0) + 1) if last.get(x) not in _FILLED]
-    if not free:
-        bad.append(Mismatch(i, n, f"a {kind} draw with every slot of its quota filled"))
-    elif d["slot"] != free[0]:
-        bad.append(Mismatch(i, n, f"drawn into slot {d['slot']}, the lowest free is {free[0]}"))
-    elif d["attempt"] != drawn.get(free[0], 0):
-        bad.append(Mismatch(i, n, f"attempt {d['attempt']}, but slot {d['slot']} had "
-                            f"{drawn.get(free[0], 0)} pick(s) before"))  # fmt: skip
-
-
-_FILLED = ("pending", "verified", "awarded")
 
 
 def _check_witness(
@@ -281,8 +239,6 @@ def _check_record(
         n = int(d["pick"])
         if n != expected_pick:
             bad.append(Mismatch(i, n, f"pick number {n}, expected {expected_pick}"))
-        if ctx.requests is None:  # a journal from before requests: the slot checked here
-            _check_slot(i, n, d, bad, ctx, states)
         removed = failed.pop(n, [])
         bad.extend(_check_pick(i, d, ctx, states, removed, exclude_no_shows, exclude_voided))
         states[n] = (d["card"], d["kind"], "pending", d["slot"])

@@ -280,7 +280,8 @@ def test_a_v1_session_restored_after_the_upgrade_keeps_drawing_by_v1() -> None:
 
 def test_a_chosen_attempt_or_slot_is_named_even_when_the_pick_is_redone() -> None:
     """The attempt is part of the HMAC message: a daemon that tried attempts until a
-    favoured card came up, the pick made self-consistent, is caught by the slot rule."""
+    favoured card came up, the pick made self-consistent, is caught by the session's
+    numbering (selector.lifecycle)."""
     w = Witnessed(None).run()  # no witness: only the rule stands between
     recs = plain(w.session)
     req = next(r["data"] for r in recs if r["type"] == "pick.requested" and r["data"]["pick"] == 3)
@@ -294,4 +295,4 @@ def test_a_chosen_attempt_or_slot_is_named_even_when_the_pick_is_redone() -> Non
     )
     d["index"], d["card"] = index, pool[index]
     bad = verify_session(recs)
-    assert named(bad, 3, "attempt 0, but slot 2 had 1 pick(s) before"), bad
+    assert named(bad, 3, "attempt 0 requested for slots slot 2, which was drawn 1 time(s)"), bad
