@@ -219,8 +219,9 @@ async def test_deleting_the_tail_request_to_draw_again_is_refused_and_shown(
     tmp_path: Path, witness: Witness
 ) -> None:
     """A trigger vetoes the winner's commit after the witness signed request 1; the DB
-    admin deletes the request row and restarts the daemon to draw again: the witness
-    refuses request 1 with another entry, and its log shows the request the journal lost."""
+    admin deletes the request row (and, on the daemon's host, its head mark) and restarts
+    the daemon to draw again: the witness refuses request 1 with another entry, and its log
+    shows the request the journal lost."""
     url = f"sqlite:///{tmp_path / 'raps.db'}"
     async with daemon(url, tmp_path, witness) as d:
         assert (await d.hh.post("open")).status_code == 200
@@ -233,6 +234,11 @@ async def test_deleting_the_tail_request_to_draw_again_is_refused_and_shown(
         async with d.service.engine.begin() as conn:
             await conn.execute(text("DROP TRIGGER veto"))
             await conn.execute(text("DELETE FROM journal WHERE type = 'pick.requested'"))
+        # an insider on the daemon's host too: its head mark deleted, so the daemon does not
+        # refuse the cut journal itself (raps.store.headmark); the witness still does
+        await d.service.journal.settle()
+        assert d.service.journal.mark is not None
+        d.service.journal.mark.path.unlink()
     async with daemon(url, tmp_path, witness) as d:  # restarted on the edited journal
         r = await d.hh.post("draw", "cmd-again", kind="slots")
         assert r.status_code == 409 and "signed once" in r.json()["detail"], r.text
