@@ -10,6 +10,7 @@ tickets once; `raps verify` recomputes the ledger from the journal.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -300,6 +301,37 @@ async def test_raps_winners_get_their_bonus_tickets_once(env: Env) -> None:
     assert bonus[0]["data"]["ref"] == f"{hh.sid}#{pick['pick']}"
     # the awards are reconciled at every start: nothing is credited again
     assert env.service.tickets.reconcile_awards(env.service.sessions.values()) == 0
+
+
+async def test_a_rehearsal_award_touches_no_ticket_bin_and_no_win_limit(env: Env) -> None:
+    """Training never touches live records: a rehearsal's award credits no winner bonus
+    (the Golden Horse seed sets one), the bin and the day's winners stay as they were,
+    and the trainee's "winner" is drawn in the live session right after."""
+    c = seat(env, 1, "M01", points=60)
+    body = {"session_id": "training-1", "promotion_id": "raps", "starts": "2026-04-25 12:00",
+            "rehearsal": True, "slots": 1, "tables": 0, "command_id": "t-1",
+            "reason": "training"}  # fmt: skip
+    r = await env.client.post("/api/schedule/sessions", json=body, headers=auth("marketing"))
+    assert r.status_code == 200, r.text
+    await env.service.flush_events()  # the seated player's points credits
+    before = (await ticket_records(env), env.service.tickets.bin_summary(BIN))
+    training = Handheld(env.client, "training-1")
+    assert (await training.post("open")).status_code == 200
+    pick = (await training.post("draw", kind="slots")).json()["pick"]
+    assert pick["card"] == masked(c)
+    assert (await training.post(f"picks/{pick['pick']}/verify")).status_code == 200
+    r = await training.post(
+        f"picks/{pick['pick']}/award", amount=50_000, kind="cash", envelope="T1"
+    )
+    assert r.status_code == 200
+    await asyncio.sleep(0)  # the bookkeeping after a commit runs on the loop's next turn
+    await env.service.flush_events()
+    assert (await ticket_records(env), env.service.tickets.bin_summary(BIN)) == before
+    assert env.service.tickets.reconcile_awards(env.service.sessions.values()) == 0
+    assert env.service.stage.winners_today(DRAW) == {}
+    live = Handheld(env.client)
+    assert (await live.post("open")).status_code == 200
+    assert (await live.post("draw", kind="slots")).json()["pick"]["card"] == masked(c)
 
 
 async def test_the_casino_ticket_feed_credits_once_per_event(env: Env) -> None:

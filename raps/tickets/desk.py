@@ -183,10 +183,11 @@ class TicketDesk:
 
     def raps_awards(self, records: Iterable[Record]) -> list[TicketsCredited]:
         """RAPS picks were awarded: their winners' bonus tickets, once per session and pick
-        (journaled at the next sync)."""
+        (journaled at the next sync).  A rehearsal's awards earn nothing: training never
+        touches a live bin (every record of a rehearsal says so)."""
         out: list[TicketsCredited] = []
         for r in records:
-            if r.type != "pick.awarded":
+            if r.type != "pick.awarded" or r.data.get("rehearsal"):
                 continue
             card = r.data["card"]
             tier = self._floor().tier_of(card)
