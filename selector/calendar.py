@@ -15,6 +15,7 @@ after a change back) is its first passing.  Nothing here reads a clock.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -237,8 +238,11 @@ class Calendar:
         ]
 
     def between(self, start: datetime, end: datetime) -> list[Occurrence]:
-        """Occurrences at or after `start` and before `end` (aware date-times)."""
-        return [o for o in self.occurrences() if start <= o.at < end]
+        """Occurrences at or after `start` and before `end` (aware date-times), found by
+        bisection: a page showing one month costs that month, not the whole calendar."""
+        lo = bisect_left(self._occurrences, start, key=lambda o: o.at)
+        hi = bisect_left(self._occurrences, end, lo=lo, key=lambda o: o.at)
+        return self._occurrences[lo:hi]
 
     def in_window(self, name: str, now: datetime) -> Occurrence | None:
         """The occurrence whose window `name` holds `now`, if any (a RAPS session may be
@@ -250,7 +254,13 @@ class Calendar:
         return None
 
     def next_after(self, now: datetime) -> Occurrence | None:
-        return next((o for o in self._occurrences if o.at > now), None)
+        found = self.upcoming(now, 1)
+        return found[0] if found else None
+
+    def upcoming(self, now: datetime, count: int) -> list[Occurrence]:
+        """The next `count` occurrences after `now`."""
+        i = bisect_right(self._occurrences, now, key=lambda o: o.at)
+        return self._occurrences[i : i + count]
 
     def overlap(self, name: str) -> str | None:
         """Where window `name` of one occurrence runs into the next one's, or None: two

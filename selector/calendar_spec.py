@@ -15,6 +15,11 @@ names the field of any problem (``weekly[0].times[1]: ...``).  The shape::
 
 A window edge is a time of day ("19:00"), "at" (the occurrence itself) or an offset
 from it ("-15m", "+1h", "-90s").  Dates and times may also be TOML's own types.
+
+A calendar is a promotion's, not an almanac: it spans at most `MAX_SPAN_DAYS` from its
+first occurrence to its last and holds at most `MAX_OCCURRENCES`, checked from the
+rules' sizes before a single date is made (a 100-year weekly rule took a second and
+84 MB under the journal lock).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ KEYS = frozenset({"weekly", "dated", "moved", "cancelled", "conditional", "windo
 _OFFSET = re.compile(r"([+-])(\d+)([smh])")
 _UNIT = {"s": 1, "m": 60, "h": 3600}
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
+MAX_SPAN_DAYS = 3 * 366  # first to last occurrence
+MAX_OCCURRENCES = 5_000
 
 
 class SpecError(CalendarError):
@@ -70,14 +77,14 @@ def read_calendar(
         days = tuple(
             _weekday(d, f"{key}.weekdays[{j}]") for j, d in enumerate(_list(w, key, "weekdays"))
         )
-        rules.append(
-            Weekly(
-                days,
-                _times(w, key),
-                _date(w.get("first"), f"{key}.first"),
-                _date(w.get("last"), f"{key}.last"),
+        first, last = _date(w.get("first"), f"{key}.first"), _date(w.get("last"), f"{key}.last")
+        if (last - first).days >= MAX_SPAN_DAYS:
+            raise SpecError(
+                f"{key}.last",
+                f"the rule spans {(last - first).days + 1} days; a calendar spans at most "
+                f"{MAX_SPAN_DAYS}",
             )
-        )
+        rules.append(Weekly(days, _times(w, key), first, last))
         names.append(key)
     for i, d in enumerate(_items(spec, "dated")):
         key = f"dated[{i}]"
@@ -128,8 +135,9 @@ def read_calendar(
         )
     if not rules and not conditional:
         raise SpecError("", "a calendar needs at least one weekly or dated rule")
+    _bounded(rules, names, len(moved) + len(conditional))
     try:
-        return Calendar(
+        calendar = Calendar(
             tz,
             rules,
             moved=moved,
@@ -146,6 +154,29 @@ def read_calendar(
         if reason and re.fullmatch(r"[a-z_]+(\[\d+\])?(\.[a-z0-9_-]+)?", key):
             raise SpecError(key, reason) from None
         raise SpecError("", str(e)) from None
+    every = calendar.occurrences()
+    if every and (every[-1].wall.date() - every[0].wall.date()).days >= MAX_SPAN_DAYS:
+        raise SpecError(
+            "",
+            f"it runs from {every[0].wall:%Y-%m-%d} to {every[-1].wall:%Y-%m-%d}; a calendar "
+            f"spans at most {MAX_SPAN_DAYS} days",
+        )
+    return calendar
+
+
+def _bounded(rules: Sequence[Weekly | Dated], names: Sequence[str], extra: int) -> None:
+    """At most MAX_OCCURRENCES, counted from the rules' sizes before any is made."""
+    total = extra
+    for rule, name in zip(rules, names, strict=True):
+        if isinstance(rule, Weekly):
+            weeks = (rule.last - rule.first).days // 7 + 1
+            total += weeks * len(set(rule.weekdays)) * len(rule.times)
+        else:
+            total += len(rule.dates) * len(rule.times)
+        if total > MAX_OCCURRENCES:
+            raise SpecError(
+                name, f"the calendar would hold over {MAX_OCCURRENCES:,} occurrences (at most)"
+            )
 
 
 def _items(spec: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
