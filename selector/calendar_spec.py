@@ -82,7 +82,7 @@ def read_calendar(
             raise SpecError(
                 f"{key}.last",
                 f"the rule spans {(last - first).days + 1} days; a calendar spans at most "
-                f"{MAX_SPAN_DAYS}",
+                f"{MAX_SPAN_DAYS} days",
             )
         rules.append(Weekly(days, _times(w, key), first, last))
         names.append(key)

@@ -220,3 +220,37 @@ def test_wall_times_hold_across_dst_and_a_skipped_time_is_refused() -> None:
 def test_impossible_calendars_are_refused_naming_the_entry(build: object, message: str) -> None:
     with pytest.raises(CalendarError, match=message):
         build()  # type: ignore[operator]
+
+
+def test_a_calendar_spans_at_most_three_years_and_5000_occurrences_naming_the_rule() -> None:
+    """A 100-year weekly rule is refused from its size, before a date is made (it took a
+    second and 84 MB under the journal lock); so is a calendar too long or too dense."""
+    from selector.calendar_spec import SpecError, read_calendar
+
+    def weekly(first: str, last: str, times: list[str]) -> dict[str, object]:
+        return {"weekly": [{"weekdays": ["mon", "wed", "sat"], "times": times,
+                            "first": first, "last": last}]}  # fmt: skip
+
+    with pytest.raises(SpecError) as e:
+        read_calendar(weekly("2025-01-01", "2124-12-31", ["13:00"]), SAST)
+    assert (
+        e.value.key == "weekly[0].last"
+        and "spans 36524 days; a calendar spans at most 1098 days" in e.value.reason
+    )
+    hourly = [f"{h:02d}:00" for h in range(24)]
+    with pytest.raises(SpecError) as e:
+        read_calendar(weekly("2025-01-01", "2026-06-30", hourly), SAST)
+    assert e.value.key == "weekly[0]" and "over 5,000 occurrences" in e.value.reason
+    far = {"dated": [{"dates": ["2025-01-04", "2028-06-03"], "times": ["18:00"]}]}
+    with pytest.raises(SpecError, match="runs from 2025-01-04 to 2028-06-03"):
+        read_calendar(far, SAST)
+    year = read_calendar(weekly("2025-10-01", "2026-09-30", ["13:00", "20:00"]), SAST)
+    tz = ZoneInfo(SAST)
+    october = year.between(datetime(2025, 10, 1, tzinfo=tz), datetime(2025, 11, 1, tzinfo=tz))
+    assert len(october) == 26 and october == [
+        o for o in year.occurrences() if o.wall.month == 10 and o.wall.year == 2025
+    ]
+    assert [o.wall for o in year.upcoming(datetime(2025, 10, 1, 13, tzinfo=tz), 2)] == [
+        datetime(2025, 10, 1, 20),
+        datetime(2025, 10, 4, 13),
+    ]
