@@ -120,6 +120,9 @@ promotion = "{PROMO}"
 starts = "2026-04-25T09:00:00+02:00"
 quotas = {{ slots = {HISTORY_PICKS}, tables = 0 }}
 exclude_voided = {"true" if exclude_voided else "false"}
+# many sessions at one time: rehearsals (live ones each need a window of their own);
+# a pick costs the same
+rehearsal = true
 """
         )
     return "".join(parts)

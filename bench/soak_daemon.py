@@ -67,6 +67,7 @@ promotion = "crash-soak"
 starts = "2026-01-01T18:00:00+02:00"
 quotas = {{ slots = {quotas["slots"]}, tables = {quotas["tables"]} }}
 claim_seconds = {claim_seconds}
+rehearsal = true  # any time, side by side (live sessions each need a window of their own)
 """
         for sid in session_ids
     )

@@ -5,13 +5,15 @@ tickets.  Plain dicts, built from the service's state (no I/O)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from selector.calendar import Calendar, Occurrence
 from selector.calendar_spec import write_period
 from selector.records import Record
-from selector.schedule import SessionPlan, Status
+from selector.schedule import Proposal, SessionPlan, Status
 from selector.session import SessionState
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ def session_row(service: Service, plan: SessionPlan) -> dict[str, Any]:
         "state": state,
         "picks": len(s.picks) if s else 0,
         "occurrence": plan.occurrence,
+        "off_calendar": plan.off_calendar,
         "changeable": not started and plan.status != Status.CANCELLED,
     }
 
@@ -81,33 +84,48 @@ def month_view(service: Service, month: date) -> dict[str, Any]:
     start = datetime(month.year, month.month, 1, tzinfo=tz)
     end = (start + timedelta(days=32)).replace(day=1)
     now = service.clock()
-    every = _all_items(service)
-    items = [i for i in every if start <= datetime.fromisoformat(i["at"]) < end]
+    rows = _sorted(_sessions_and_draws(service))
+    items = [i for i in rows if start <= datetime.fromisoformat(i["at"]) < end]
+    items += _occurrences(service, lambda cal: cal.between(start, end))
     upcoming = [
-        i for i in every if datetime.fromisoformat(i["at"]) > now and i.get("state") != "cancelled"
-    ]
+        i for i in rows if datetime.fromisoformat(i["at"]) > now and i.get("state") != "cancelled"
+    ][:NEXT_ITEMS]
+    upcoming += _occurrences(service, lambda cal: cal.upcoming(now, NEXT_ITEMS))
     return {
         "month": f"{month:%Y-%m}",
         "timezone": service.cfg.site.timezone,
         "now": now.isoformat(),
-        "items": items,
+        "items": _sorted(items),
         "open_now": _open_now(service, now),
-        "next": upcoming[:NEXT_ITEMS],
+        "next": _sorted(upcoming)[:NEXT_ITEMS],
         "promotions": _promotions(service),
     }
 
 
-def _all_items(service: Service) -> list[dict[str, Any]]:
+def _sorted(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(items, key=lambda i: (i["at"], i["kind"], i["id"]))
+
+
+def _sessions_and_draws(service: Service) -> list[dict[str, Any]]:
     schedule = service.planner.schedule
-    items = [session_row(service, p) for p in schedule.sessions.values()]
-    items += _ticket_draws(service)
+    return [session_row(service, p) for p in schedule.sessions.values()] + _ticket_draws(service)
+
+
+def _occurrences(
+    service: Service, pick: Callable[[Calendar], list[Occurrence]]
+) -> list[dict[str, Any]]:
+    """The calendars' occurrences `pick` chooses (a month, the next few), but for those a
+    session was made for: only those are expanded, never a whole calendar."""
+    schedule = service.planner.schedule
     made = {
         (p.promotion_id, p.occurrence)
         for p in schedule.sessions.values()
         if p.occurrence is not None and p.status != Status.CANCELLED
     }
+    items = []
     for pid, cal in schedule.calendars.items():
-        for occ in cal.occurrences():
+        name = schedule.facts[pid].name if pid in schedule.facts else pid
+        for occ in pick(cal):
             if (pid, f"{occ.wall:%Y-%m-%d %H:%M}") in made:
                 continue
             items.append(
@@ -115,8 +133,8 @@ def _all_items(service: Service) -> list[dict[str, Any]]:
                     "kind": "occurrence",
                     "id": f"{pid}@{occ.wall:%Y-%m-%d %H:%M}",
                     "promotion_id": pid,
-                    "promotion": schedule.facts[pid].name,
-                    "name": f"{schedule.facts[pid].name} {occ.wall:%a %d %b %H:%M}",
+                    "promotion": name,
+                    "name": f"{name} {occ.wall:%a %d %b %H:%M}",
                     "at": occ.at.isoformat(),
                     "condition": occ.condition,
                     "moved_from": None
@@ -128,7 +146,7 @@ def _all_items(service: Service) -> list[dict[str, Any]]:
                     },
                 }
             )
-    return sorted(items, key=lambda i: (i["at"], i["kind"], i["id"]))
+    return items
 
 
 def _ticket_draws(service: Service) -> list[dict[str, Any]]:
@@ -181,24 +199,49 @@ def _open_now(service: Service, now: datetime) -> list[dict[str, Any]]:
 
 
 def _promotions(service: Service) -> list[dict[str, Any]]:
+    """Every promotion: who qualifies, its period and calendar, eligible players now, and
+    what waits for an admin's approval (a promotion proposed new is listed too)."""
     schedule = service.planner.schedule
     out = []
-    for pid, facts in schedule.facts.items():
+    for pid in [*schedule.facts, *(p for p in schedule.proposals if p not in schedule.facts)]:
+        facts = schedule.facts.get(pid)
         counts: Counter[str] = Counter()
-        for (kind, _area, _tier), n in service.floor.eligible_counts(pid).items():
-            counts[str(kind)] += n
+        if facts is not None:
+            for (kind, _area, _tier), n in service.floor.eligible_counts(pid).items():
+                counts[str(kind)] += n
         plan = schedule.promotions.get(pid)
         data = plan.to_data() if plan is not None else {}
+        waiting = schedule.proposals.get(pid)
+        definition = schedule.definitions.get(pid)
+        proposed = (waiting.definition if waiting else None) or {}
         out.append(
             {
                 "id": pid,
-                "name": facts.name,
-                "pool_kinds": sorted(facts.pool_kinds),
+                "name": facts.name if facts else proposed.get("name", pid),
+                "exists": facts is not None,
+                "pool_kinds": sorted(facts.pool_kinds) if facts else [],
                 "eligible": dict(counts),
                 "eligible_total": sum(counts.values()),
+                "definition": definition,
                 "period": data.get("period") or write_period(None),
                 "calendar": data.get("calendar"),
                 "calendar_sessions": data.get("sessions"),
+                "waiting": None if waiting is None else _waiting(waiting),
             }
         )
     return out
+
+
+def _waiting(p: Proposal) -> dict[str, Any]:
+    plan = p.plan.to_data() if p.plan is not None else None
+    return {
+        "by": p.actor.user,
+        "role": p.actor.role,
+        "at": p.at.isoformat(),
+        "reason": p.reason,
+        "definition": p.definition,
+        "period": plan["period"] if plan else None,
+        "calendar": plan["calendar"] if plan else None,
+        "calendar_sessions": plan["sessions"] if plan else None,
+        "changes_plan": plan is not None,
+    }

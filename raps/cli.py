@@ -165,6 +165,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_schedule(args: argparse.Namespace) -> int:
     from raps.schedule_toml import export_toml, import_toml, read_document
+    from raps.store.daemon_lock import DatabaseBusy
     from selector.schedule import ScheduleError
 
     try:
@@ -177,15 +178,19 @@ def cmd_schedule(args: argparse.Namespace) -> int:
                 Path(args.output).write_text(text, encoding="utf-8")
             return 0
         doc = read_document(Path(args.file))
-        n = asyncio.run(import_toml(cfg, doc, args.reason, args.user))
+        done = asyncio.run(import_toml(cfg, doc, args.reason, args.user))
     except ConfigError as e:
         print(f"raps schedule: {e}", file=sys.stderr)
         return 2
-    except (ScheduleError, OSError, ValueError) as e:
+    except (ScheduleError, DatabaseBusy, OSError, ValueError) as e:
         print(f"raps schedule {args.schedule_command}: {e}", file=sys.stderr)
         return 1
+    for sid in done.opened:
+        print(f"raps schedule import: session {sid} has opened; left as it is")
+    n = len(done.records)
+    approve = "an admin approves them on the calendar page"
     print(
-        f"raps schedule import: {n} change(s) journaled"
+        f"raps schedule import: {n} change(s) proposed; {approve}"
         if n
         else "raps schedule import: nothing differs; nothing journaled"
     )
@@ -267,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     sch_export.add_argument("--config", required=True, help="TOML config file (its database)")
     sch_export.add_argument("-o", "--output", default="-", help="file (default: standard output)")
     sch_import = sch_sub.add_parser(
-        "import", help="apply a schedule file, journaled (with the daemon stopped)"
+        "import", help="propose a schedule file's changes for an admin (daemon stopped)"
     )
     sch_import.add_argument("file", help="a file written by `raps schedule export`")
     sch_import.add_argument("--config", required=True, help="TOML config file (its database)")

@@ -38,6 +38,7 @@ from raps.service import Service
 from raps.signing import SigningKey, create_signing_key_file, load_signing_key
 from raps.sources.simulated import SimulatedFloor
 from raps.storage_health import StorageUnavailable, retry_delay
+from raps.store.daemon_lock import DaemonLock
 from raps.store.database import open_engine
 from raps.web import create_app
 
@@ -94,6 +95,7 @@ class Daemon:
         self.service: Service | None = None
         self.app: FastAPI | None = None
         self.started = asyncio.Event()
+        self.writer = DaemonLock(cfg.storage.url)  # tells offline writers it is running
 
     def _sealer(self) -> SeedSealer:
         path = Path(self.cfg.credentials.seed_key_file)
@@ -125,6 +127,11 @@ class Daemon:
             port = self.broker.port if self.broker else None
             publisher = MqttPublisher(cfg.mqtt, self.metrics, port)
         engine = open_engine(cfg.storage.url)
+        if not await self.writer.acquire():
+            self.log.warning(
+                "another process holds the database's writer lock (a second daemon, or a "
+                "`raps schedule import`): only one should write its journal"
+            )
         service = self.service = Service(
             cfg, engine, sealer, self.metrics, self.clock, publisher, head_key
         )
@@ -335,6 +342,7 @@ class Daemon:
             await self.service.stop()
         if self.broker is not None:
             await self.broker.stop()
+        await self.writer.release()
         self.log.info("stopped")
 
 

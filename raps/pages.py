@@ -265,8 +265,8 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
             "home": home_for(actor.role),
             "pages": [p for p, (_, roles) in PAGES.items() if actor.role in roles],
             "site": {"id": cfg.site.id, "name": cfg.site.name, "timezone": cfg.site.timezone},
-            # the promotions' names ([[promotions]] name), for headers instead of raw ids
-            "promotions": {p.id: p.name or p.id for p in cfg.promotion_entries},
+            # the promotions' names (as the schedule has them), for headers, not raw ids
+            "promotions": {k: f.name for k, f in service.planner.schedule.facts.items()},
             # how each promotion's PA line names a winner ([[promotions]] announce_name)
             "announce": {p.id: p.announce_name for p in cfg.promotion_entries},
             "now": service.clock().isoformat(),

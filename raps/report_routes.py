@@ -14,6 +14,7 @@ from fastapi import Depends, FastAPI, Response
 
 from raps.auth import REPORT_READERS
 from raps.report_views import prize_totals, report_csv, report_rows, session_acts
+from raps.service import Service
 from raps.web_context import WebContext
 from selector.records import Actor
 
@@ -22,7 +23,6 @@ def register_report_routes(app: FastAPI, web: WebContext) -> None:
     """Add the report routes to the app."""
     service, cfg = web.service, web.cfg
     Reporter = Annotated[Actor, Depends(web.guard(REPORT_READERS))]
-    names = {p.id: p.name or p.id for p in cfg.promotion_entries}
 
     def build(session_id: str) -> dict[str, Any]:
         s = service.session(session_id)
@@ -31,7 +31,7 @@ def register_report_routes(app: FastAPI, web: WebContext) -> None:
         return {
             "session_id": s.session_id,
             "promotion_id": s.promotion_id,
-            "promotion_name": names.get(s.promotion_id, s.promotion_id),
+            "promotion_name": _name(service, s.promotion_id),
             "site": cfg.site.name,
             "timezone": cfg.site.timezone,
             "rehearsal": s.rehearsal,
@@ -60,3 +60,8 @@ def register_report_routes(app: FastAPI, web: WebContext) -> None:
             media_type="text/csv; charset=utf-8",
             headers={"Content-Disposition": f'attachment; filename="{safe}-report.csv"'},
         )
+
+
+def _name(service: Service, promotion_id: str) -> str:
+    facts = service.planner.schedule.facts.get(promotion_id)
+    return facts.name if facts is not None else promotion_id

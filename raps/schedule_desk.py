@@ -2,10 +2,12 @@
 from the config where it lacks something, and changed by marketing and admins from the
 calendar page without a restart.
 
-A change commits its records (who, when, why) before the service's sessions follow it:
-a new or rescheduled session is a fresh scheduled `DrawSession` with the new rules, a
-cancelled one leaves the handheld.  Changes share the journal lock with draws, so a
-session cannot be rescheduled between its open and the commit of that open.
+A change commits its records (who, when, why) before the service follows it: a new or
+rescheduled session is a fresh scheduled `DrawSession` with the new rules, a cancelled
+one leaves the handheld, and an approved definition (who qualifies for a promotion)
+goes to the floor, whose pools are recomputed at once.  Changes share the journal lock
+with draws, so a session cannot be rescheduled between its open and the commit of that
+open.
 """
 
 from __future__ import annotations
@@ -16,19 +18,23 @@ from datetime import datetime
 from typing import Any
 
 from raps.config import Config
+from raps.config.schedule import drifted
 from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.store.journal import JournalStore
 from selector.floor import Floor
+from selector.promotion import Promotion
 from selector.records import Actor, Record
 from selector.schedule import (
     STREAM,
     PromotionPlan,
-    Schedule,
+    ScheduleError,
     SessionPlan,
     Status,
 )
 from selector.session import Command, DrawSession, SessionError, SessionState
+
+DEFINED = frozenset({"schedule.promotion_added", "schedule.promotion_changed"})
 
 
 class ScheduleUnavailable(RuntimeError):
@@ -52,11 +58,17 @@ class ScheduleDesk:
     ) -> None:
         self.cfg, self.journal, self.lock, self.floor = cfg, journal, lock, floor
         self.sessions, self.clock, self.metrics, self.changed = sessions, clock, metrics, changed
-        self.schedule = Schedule(cfg.schedule_facts())
+        self.schedule = cfg.new_schedule()
+        self._promotions = cfg.promotions()
         self._dirty = False
         self.log = get_logger(site=cfg.site.id)
 
     # ------------------------------------------------------------------ loading
+
+    async def prepare(self) -> None:
+        """Replay the schedule's records and give the floor its promotions as they define
+        them: before the floor's snapshot is restored, so its windows are theirs."""
+        await self._replay()
 
     async def load(self) -> int:
         """Replay the schedule's records, then add what the config has and they lack (one
@@ -66,12 +78,34 @@ class ScheduleDesk:
         seeded = self.cfg.seed_schedule(self.schedule, self.clock(), taken)
         if seeded:
             await self.journal.append([r.to_dict() for r in seeded])
+            self._refloor()
+        tz = self.cfg.site.timezone
+        for pid in drifted(self.schedule, self.cfg.promotion_entries, tz):
+            self.log.warning("the config's promotion differs from the schedule's, which holds: "
+                             "change it on the calendar page", promotion=pid)  # fmt: skip
         return len(seeded)
 
     async def _replay(self) -> None:
         entries = await self.journal.session_entries(STREAM)
-        records = [Record.from_dict(e.record) for e in entries]
-        self.schedule = Schedule.replay(self.cfg.schedule_facts(), records)
+        self.schedule = self.cfg.new_schedule([Record.from_dict(e.record) for e in entries])
+        self._refloor()
+
+    def promotions(self) -> list[Promotion]:
+        """Every promotion as it stands: the config's, as the schedule defines them, and
+        those defined on the calendar page."""
+        return list(self._promotions)
+
+    def _refloor(self) -> None:
+        """The floor follows the schedule's definitions (a no-op when none changed)."""
+        given = {p.promotion_id: p for p in self.cfg.promotions()}
+        for pid in self.schedule.definitions:
+            defined = self.schedule.definition(pid)
+            if defined is not None:
+                given[pid] = defined
+        promotions = list(given.values())
+        if promotions != self._promotions:
+            self.floor.set_promotions(promotions)
+            self._promotions = promotions
 
     def live(self) -> list[SessionPlan]:
         """The sessions the service holds: every one not cancelled."""
@@ -80,13 +114,25 @@ class ScheduleDesk:
     def plan(self, session_id: str) -> SessionPlan:
         return self.schedule.plan(session_id)
 
+    @staticmethod
+    def may_override(actor: Actor, override: str | None) -> None:
+        """Only an admin opens or draws a live session outside its window (003 rule 20)."""
+        if override is not None and actor.role != "admin":
+            raise SessionError("only an admin may override a session's window")
+
     def may_open(self, session_id: str) -> None:
-        """A proposed session waits for an admin's approval before it opens."""
+        """A proposed session waits for an admin's approval before it opens; a live one
+        without a window (an older database's) is given one on the calendar page first."""
         plan = self.schedule.sessions.get(session_id)
         if plan is not None and plan.status == Status.PROPOSED:
             raise SessionError(
                 f"session {session_id} is proposed and not approved yet: an admin approves "
                 "it on the calendar page"
+            )
+        if plan is not None and plan.ends is None and not plan.rehearsal:
+            raise SessionError(
+                f"session {session_id} has no window: set the end of its window on the "
+                "calendar page (every live session has one)"
             )
 
     # ----------------------------------------------------------------- commands
@@ -131,6 +177,41 @@ class ScheduleDesk:
 
         return await self._change(actor, command_id, run)
 
+    async def define(self, actor: Actor, command_id: str, promotion_id: str,
+                     doc: Mapping[str, Any], reason: str) -> list[Record]:  # fmt: skip
+        async def run(cmd: Command) -> list[Record]:
+            self._none_open(promotion_id)
+            return self.schedule.define(cmd, promotion_id, doc, reason)
+
+        return await self._change(actor, command_id, run)
+
+    async def decide(self, actor: Actor, command_id: str, promotion_id: str, approve: bool,
+                     reason: str) -> list[Record]:  # fmt: skip
+        """An admin approves (or rejects) what waits for a promotion."""
+
+        async def run(cmd: Command) -> list[Record]:
+            if not approve:
+                return self.schedule.reject_promotion(cmd, promotion_id, reason)
+            waiting = self.schedule.proposals.get(promotion_id)
+            if waiting is not None and waiting.definition is not None:
+                self._none_open(promotion_id)
+            taken = frozenset(await self.journal.session_ids())
+            started = frozenset(s for s in self.sessions if self._started(s))
+            return self.schedule.approve_promotion(
+                cmd, promotion_id, reason, started=started, taken=taken
+            )
+
+        return await self._change(actor, command_id, run)
+
+    def _none_open(self, promotion_id: str) -> None:
+        """Who qualifies does not change under an open live session's draws."""
+        for s in self.sessions.values():
+            if s.promotion_id == promotion_id and s.state == SessionState.OPEN and not s.rehearsal:
+                raise ScheduleError(
+                    "promotion_id",
+                    f"session {s.session_id} of it is open: change who qualifies after it closes",
+                )
+
     def _started(self, session_id: str) -> bool:
         s = self.sessions.get(session_id)
         return s is not None and (s.state != SessionState.SCHEDULED or bool(s.records))
@@ -152,7 +233,7 @@ class ScheduleDesk:
                 self.metrics.journal_failures.inc()
                 self.log.error("schedule write failed; the change is undone",
                                error=type(e).__name__)  # fmt: skip
-                self.schedule = Schedule.replay(self.schedule.facts, self.schedule.records[:keep])
+                self.schedule = self.cfg.new_schedule(self.schedule.records[:keep])
                 self._dirty = True
                 raise ScheduleUnavailable(
                     "the journal could not be written; the schedule is unchanged"
@@ -179,6 +260,8 @@ class ScheduleDesk:
             self._follow_plan(plan)
 
     def _follow(self, records: list[Record]) -> None:
+        if any(r.type in DEFINED for r in records):
+            self._refloor()
         for rec in records:
             sid = rec.data.get("session_id") or (rec.data.get("session") or {}).get("session_id")
             if sid is not None:

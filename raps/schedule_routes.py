@@ -9,7 +9,13 @@
 | POST /api/schedule/sessions/{id}/approve | admin | approve a proposed session |
 | POST /api/schedule/sessions/{id}/cancel | marketing, admin | cancel one not opened |
 | POST /api/schedule/promotions/{id} | marketing, admin | period, calendar, its sessions |
+| POST /api/schedule/promotions/{id}/definition | marketing, admin | who qualifies (new) |
+| POST /api/schedule/promotions/{id}/approve | admin | apply what waits for the promotion |
+| POST /api/schedule/promotions/{id}/reject | admin | drop what waits for it |
 | GET /api/schedule/export | marketing, admin, auditor | the schedule as TOML |
+
+Marketing's changes to a promotion (its definition, period or calendar) are proposals:
+they apply only once an admin approves them; an admin's apply at once.
 
 Every change carries a `command_id` (a retry returns the first answer) and a `reason`,
 journaled with the user.  A refusal is 422 with the `field` at fault and why; a commit
@@ -22,7 +28,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 import tomli_w
-from fastapi import Depends, FastAPI, HTTPException, Query, Response
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +64,9 @@ class SessionFields(BaseModel):
     exclude_voided: bool | None = None
     claim_starts: Literal["draw", "absent"] | None = None
     max_en_route_seconds: float | None = Field(default=None, ge=0, le=3600)  # 0: no limit
+    off_calendar: str | None = Field(
+        default=None, max_length=500, description="why it is held off the calendar"
+    )
 
 
 class NewSession(Change, SessionFields):
@@ -75,6 +84,12 @@ class PromotionSchedule(Change):
     period: dict[str, Any] | None = None
     calendar: dict[str, Any] | None = None
     calendar_sessions: dict[str, Any] | None = None
+
+
+class PromotionDefinition(Change):
+    """Who qualifies (selector.promotion_spec): the keys of `[[promotions]]`."""
+
+    definition: dict[str, Any]
 
 
 def register_schedule_routes(app: FastAPI, web: WebContext) -> None:
@@ -181,6 +196,24 @@ def register_schedule_routes(app: FastAPI, web: WebContext) -> None:
             raise HTTPException(422, {"field": e.key, "detail": e.reason}) from None
         plan = PromotionPlan(promotion_id, period, body.calendar, body.calendar_sessions)
         return await answer(None, desk.set_promotion(actor, body.command_id, plan, body.reason))
+
+    @app.post("/api/schedule/promotions/{promotion_id}/definition", tags=["calendar"])
+    async def define_promotion(
+        promotion_id: str, body: PromotionDefinition, actor: Planner
+    ) -> dict[str, Any]:
+        run = desk.define(actor, body.command_id, promotion_id, body.definition, body.reason)
+        return await answer(None, run)
+
+    @app.post("/api/schedule/promotions/{promotion_id}/{decision}", tags=["calendar"])
+    async def decide_promotion(
+        promotion_id: str,
+        decision: Annotated[str, Path(pattern="^(approve|reject)$")],
+        body: Change,
+        actor: Approver,
+    ) -> dict[str, Any]:
+        approve = decision == "approve"
+        run = desk.decide(actor, body.command_id, promotion_id, approve, body.reason)
+        return await answer(None, run)
 
     @app.get("/api/schedule/export", tags=["calendar"])
     async def export(_a: Exporter) -> Response:

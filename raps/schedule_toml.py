@@ -1,17 +1,22 @@
 """`raps schedule export` and `raps schedule import`: the schedule as TOML, offline.
 
 Export reads the journal of the configured database and writes what the calendar page
-shows (every promotion's period and calendar, every session not cancelled) in the
-config's own keys, so the file can seed another site or go back into this one.  Import
-applies such a file as one journaled change with who and why; it writes to the journal
-directly, so it runs with the daemon stopped (a daemon writing meanwhile makes the
-import's commit fail on the journal's sequence, and nothing is applied), and the daemon
-loads the result at its next start.
+shows (every promotion's definition, period and calendar, every session not cancelled)
+in the config's own keys, so the file can seed another site or go back into this one.
+
+Import proposes what such a file says where it differs, as one journaled commit with
+who and why: proposals, like marketing's, which an admin approves (or rejects) on the
+calendar page, so a file cannot put a draw on the floor that no admin has looked at.
+Sessions that have opened are left as they are and listed.  It writes to the journal
+directly, so it runs only with the daemon stopped: it takes the database's writer lock
+(raps.store.daemon_lock), which a running daemon holds, and refuses when it cannot.
+The daemon loads the proposals at its next start.
 """
 
 from __future__ import annotations
 
 import getpass
+import secrets
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +26,8 @@ from pydantic import ValidationError
 
 from raps.config import Config
 from raps.config.errors import from_validation
-from raps.config.schedule import ScheduleDocument, export_document, import_document
+from raps.config.schedule import Imported, ScheduleDocument, export_document, import_document
+from raps.store.daemon_lock import DaemonLock, DatabaseBusy
 from raps.store.database import migrate, open_engine
 from raps.store.journal import JournalStore
 from selector.records import Actor, Record
@@ -32,7 +38,7 @@ from selector.session import Command
 async def _schedule(cfg: Config, journal: JournalStore) -> Schedule:
     await journal.load_head()
     entries = await journal.session_entries(STREAM)
-    schedule = Schedule.replay(cfg.schedule_facts(), [Record.from_dict(e.record) for e in entries])
+    schedule = cfg.new_schedule([Record.from_dict(e.record) for e in entries])
     if not schedule.records:  # a database the daemon has not started on yet
         cfg.seed_schedule(schedule, datetime.now(UTC), await journal.session_ids())
     return schedule
@@ -61,8 +67,15 @@ def read_document(path: Path) -> ScheduleDocument:
 
 async def import_toml(
     cfg: Config, doc: ScheduleDocument, reason: str, user: str | None = None
-) -> int:
-    """Apply a document as user `user` (default: the login name); how many records."""
+) -> Imported:
+    """Propose a document as user `user` (default: the login name); what it proposed and
+    the opened sessions it left alone.  DatabaseBusy while a daemon runs on the database."""
+    lock = DaemonLock(cfg.storage.url)
+    if not await lock.acquire():
+        raise DatabaseBusy(
+            "a daemon is running on this database: stop it first (the import writes the "
+            "journal directly), or make the change on the calendar page"
+        )
     engine = open_engine(cfg.storage.url)
     try:
         await migrate(engine)
@@ -73,8 +86,8 @@ async def import_toml(
         started = {sid for sid in taken if sid in schedule.sessions}
         actor = Actor(user or getpass.getuser(), "import")
         now = datetime.now(UTC)
-        stamp = now.strftime("%Y%m%dT%H%M%S")
-        new = import_document(
+        stamp = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"  # each import its own ids
+        done = import_document(
             schedule,
             doc,
             cfg.site.timezone,
@@ -84,9 +97,10 @@ async def import_toml(
             taken=taken,
         )
         records = [] if await journal.session_entries(STREAM) else seeded
-        records += new
+        records += done.records
         if records:
             await journal.append([r.to_dict() for r in records])
-        return len(new)
+        return done
     finally:
         await engine.dispose()
+        await lock.release()

@@ -151,6 +151,7 @@ class Service(ClaimCommands[CommandResult]):
             head = await self.journal.load_head()
         except JournalRewound:
             return  # refused, logged: nothing restored, nothing written (raps.daemon)
+        await self.planner.prepare()  # the promotions as the schedule defines them, first
         replayed = await self._restore_floor()
         seeded = await self.planner.load()
         await self._restore_sessions()
@@ -347,7 +348,7 @@ class Service(ClaimCommands[CommandResult]):
 
     def update_pool_gauges(self) -> None:
         self.metrics.ready.set(1 if self.ready()[0] else 0)
-        self.metrics.count_floor(self.floor, [p.promotion_id for p in self.cfg.promotions()])
+        self.metrics.count_floor(self.floor, [p.promotion_id for p in self.planner.promotions()])
         self.tickets.update_gauges()
 
     def _session_changed(self, session_id: str) -> None:
@@ -388,7 +389,7 @@ class Service(ClaimCommands[CommandResult]):
     async def open(
         self, session_id: str, actor: Actor, command_id: str, override: str | None = None
     ) -> CommandResult:
-        _overrider(actor, override)
+        self.planner.may_override(actor, override)
         seed = secrets.token_bytes(SEED_BYTES)
 
         def action(s: DrawSession, cmd: Command, witness: Any) -> tuple[Outcome, Any]:
@@ -412,7 +413,7 @@ class Service(ClaimCommands[CommandResult]):
         kind: PoolKind | str,
         override: str | None = None,
     ) -> CommandResult:
-        _overrider(actor, override)
+        self.planner.may_override(actor, override)
         started = time.perf_counter()
         # two commits: the pool (pick.requested), signed by the witness once durable, then
         # the winner drawn from it: a write refused then cannot get a new pool on the retry
@@ -587,9 +588,3 @@ class Service(ClaimCommands[CommandResult]):
             await self.engine.dispose()
             if self.witness is not None:
                 await self.witness.aclose()
-
-
-def _overrider(actor: Actor, override: str | None) -> None:
-    """Only an admin may open or draw a live session outside its window (003 rule 20)."""
-    if override is not None and actor.role != "admin":
-        raise SessionError("only an admin may override a session's window")

@@ -153,7 +153,9 @@ def register_ticket_routes(app: FastAPI, web: WebContext) -> None:
             "playing_now": service.floor.playing(card),
             "may_enter": barred is None,
             "barred": None if barred is None else barred.reason.value,
-            "raps": [_raps_view(service, promo, card, now) for promo in service.cfg.promotions()],
+            "raps": [
+                _raps_view(service, promo, card, now) for promo in service.planner.promotions()
+            ],
             "draws": [draw_view(s) for s in desk.status(card, now, app_registered)],
         }
 

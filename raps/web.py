@@ -288,7 +288,7 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
     @app.get("/api/pools", tags=["pools"])
     async def pools(_a: Reader) -> list[dict[str, Any]]:
         out = []
-        for promo in cfg.promotions():
+        for promo in service.planner.promotions():
             counts = service.floor.eligible_counts(promo.promotion_id)
             for (kind, area, tier), n in sorted(counts.items()):
                 out.append(

@@ -907,6 +907,37 @@ class Floor:
                 st.pools[new[0]].add(card)
                 self._pools_moved = True
 
+    def set_promotions(self, promotions: Iterable[Promotion]) -> None:
+        """Who qualifies changed while running (a definition approved on the calendar
+        page): the promotions are these from now on, and every pool is recomputed from
+        the players as they stand.  A play window no promotion had before counts points
+        from now on; a promotion whose rules did not change keeps its pools as they are.
+        O(players), once per change."""
+        states: dict[str, _PromotionState] = {}
+        for promo in promotions:
+            if promo.promotion_id in states:
+                raise ValueError(f"promotion {promo.promotion_id!r} is defined twice")
+            index = next((i for i, c in enumerate(self._clocks) if c.window == promo.window), None)
+            if index is None:
+                self._clocks.append(DayClock(promo.window))
+                index = len(self._clocks) - 1
+                for p in self._players.values():
+                    p.points += [0, 0]
+            old = self._promos.get(promo.promotion_id)
+            if old is not None and old.promo == promo and old.window == index:
+                states[promo.promotion_id] = old
+            else:
+                states[promo.promotion_id] = _PromotionState(promo, index, self._unit)
+        self._promos = states
+        self._windows = [
+            (clock, tuple(s.threshold for s in states.values() if s.window == i))
+            for i, clock in enumerate(self._clocks)
+        ]
+        self._days = []
+        for p in self._players.values():
+            if p.kind is not None:
+                self._evaluate(p)
+
     # ----------------------------------------------------------------- queries
 
     def promotion(self, promotion_id: str) -> Promotion:

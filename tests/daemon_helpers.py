@@ -93,13 +93,16 @@ def floor_config(
     tables: int = TABLE_QUOTA,
     claim_seconds: int = CLAIM_SECONDS,
     extra: str = "",
+    session_window: tuple[str, str] = ("2026-04-25T12:00:00+02:00", "2026-04-25T19:00:00+02:00"),
 ) -> Config:
     """A complete config (every value an ordinary config key) with an explicit floor.
 
     Machines M01..M08 are on the Main Floor in banks B1 (M01-M04) and B2 (M05-M08),
     M09-M10 in the Salon Prive; tables T1, T2 are in the Pit.  The idle limit is an
     hour so players seated at noon stay active while a test moves its clock.  `extra` is
-    more TOML (ticket programs and draws, say), appended before the users.
+    more TOML (ticket programs and draws, say), appended before the users.  The live
+    session SESSION is held from noon until 19:00 (`session_window`): the clock starts
+    at 12:05.
     """
     machines = "\n".join(
         f'[[floor.machines]]\nid = "M{i:02d}"\n'
@@ -149,7 +152,8 @@ threshold_points = 50
 [[sessions]]
 id = "{SESSION}"
 promotion = "{PROMOTION}"
-starts = "2026-04-25T12:00:00+02:00"
+starts = "{session_window[0]}"
+ends = "{session_window[1]}"
 quotas = {{ slots = {slots}, tables = {tables} }}
 claim_seconds = {claim_seconds}
 {extra}

@@ -66,6 +66,7 @@ promotion = "raps"
 starts = "2026-04-25T12:00:00+02:00"
 ends = "2026-04-25T12:30:00+02:00"
 quotas = {{ slots = 1, tables = 0 }}
+rehearsal = true  # interleaved with SESSION, whose window it would overlap if live
 """
 
 

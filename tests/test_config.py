@@ -39,7 +39,10 @@ HASH = (
 SITE = '[site]\nid = "gh"\n'
 FLOOR = "[floor.simulate]\nmachines = 10\ntables = 4\nplayers = 20\n"
 PROMO = '[[promotions]]\nid = "raps"\n'
-SESSION = '[[sessions]]\nid = "s1"\npromotion = "raps"\nstarts = "2026-04-25 18:00"\n'
+SESSION = (
+    '[[sessions]]\nid = "s1"\npromotion = "raps"\nstarts = "2026-04-25 18:00"\n'
+    'ends = "2026-04-25 19:00"\n'
+)
 USER = f'[[users]]\nname = "thandi"\nrole = "marketing"\npassword_hash = \'{HASH}\'\n'
 
 

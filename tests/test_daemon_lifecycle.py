@@ -13,7 +13,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -25,7 +27,9 @@ TOKEN = "lifecycle-test-token-0123456789"
 
 
 def write_config(folder: Path, db_url: str, extra: str = "") -> Path:
+    """A simulated floor and a live session whose window holds the test's hour."""
     cfg = folder / "raps.toml"
+    now = datetime.now(ZoneInfo("Africa/Johannesburg"))
     cfg.write_text(f"""
 [site]
 id = "lifecycle"
@@ -56,7 +60,8 @@ window = {{ start = "00:00", end = "24:00" }}
 [[sessions]]
 id = "S1"
 promotion = "raps"
-starts = "2026-04-25T18:00:00+02:00"
+starts = "{now - timedelta(hours=1):%Y-%m-%dT%H:%M}"
+ends = "{now + timedelta(hours=2):%Y-%m-%dT%H:%M}"
 
 [[users]]
 name = "ann"

@@ -422,3 +422,24 @@ def test_promotions_with_different_areas_and_kinds() -> None:
     assert table_pool(floor, "raps") == ["C3"]
     assert table_pool(floor, "salon") == []
     assert table_pool(floor, "slots-only") == []
+
+
+def test_promotions_changed_while_running_recompute_the_pools_at_once() -> None:
+    """A definition approved on the calendar page reaches the floor without a restart:
+    a higher threshold takes a player out of the pool now; a promotion with a play window
+    no other has counts points from the change on."""
+    floor, ev = raps_floor(), Events()
+    seated_slot_player(floor, ev, "C1", "M01", points=60)
+    seated_slot_player(floor, ev, "C2", "M02", points=120)
+    assert slot_pool(floor) == ["C1", "C2"]
+    evening = QualifyingWindow(start=time(12), end=time(0))
+    floor.set_promotions(
+        [Promotion("raps", threshold_points=100), Promotion("late", window=evening)]
+    )
+    assert slot_pool(floor) == ["C2"] and floor.check("raps", "C1") == "below_threshold"
+    assert slot_pool(floor, "late") == []  # its window's points start now
+    for _ in range(50):
+        floor.apply(ev.game("M01", wager=1000))
+    assert slot_pool(floor) == ["C1", "C2"] and slot_pool(floor, "late") == ["C1"]
+    with pytest.raises(KeyError):
+        floor.pool("gone", PoolKind.SLOTS)

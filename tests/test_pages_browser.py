@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -163,6 +163,7 @@ rehearsal = true
 id = "{LIVE}"
 promotion = "raps-test"
 starts = "{today.isoformat()}"
+ends = "{(today + timedelta(hours=3)).isoformat()}"
 quotas = {{ slots = 1, tables = 1 }}
 
 [[users]]

@@ -4,6 +4,7 @@ changing nothing; and the records, which alone make the schedule a restart sees.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -200,6 +201,10 @@ def test_a_calendar_makes_a_session_per_occurrence_and_a_move_follows_it() -> No
     d = Desk()
     template = {"window": "raps", "slots": 6, "tables": 4}
     d.s.set_promotion(d.cmd(), PromotionPlan("raps", PERIOD, RAPS_CALENDAR, template), "003")
+    # marketing's calendar is a proposal: nothing of it applies before an admin approves
+    assert (d.s.sessions, d.s.promotions, list(d.s.proposals)) == ({}, {}, ["raps"])
+    d.s.approve_promotion(d.cmd(ADMIN), "raps", "as 003 says")
+    assert d.s.proposals == {}
     made = {s.session_id: s for s in d.s.sessions.values()}
     assert sorted(made) == ["raps-20260425-1800", "raps-20260502-1800"]
     first = made["raps-20260425-1800"]
@@ -207,7 +212,7 @@ def test_a_calendar_makes_a_session_per_occurrence_and_a_move_follows_it() -> No
         datetime(2026, 4, 25, 18, tzinfo=TZ),
         datetime(2026, 4, 25, 19, tzinfo=TZ),
     )
-    assert first.status == Status.PROPOSED  # marketing's calendar: an admin approves
+    assert first.status == Status.APPROVED
     moved = {
         **RAPS_CALENDAR,
         "moved": [
@@ -222,7 +227,7 @@ def test_a_calendar_makes_a_session_per_occurrence_and_a_move_follows_it() -> No
     )
     status = {s.session_id: s.status for s in d.s.sessions.values()}
     assert status == {
-        "raps-20260425-1800": Status.PROPOSED,
+        "raps-20260425-1800": Status.APPROVED,
         "raps-20260502-1800": Status.CANCELLED,
         "raps-20260503-1800": Status.APPROVED,
     }
@@ -410,3 +415,144 @@ def test_a_database_from_before_the_schedule_seeds_its_sessions_that_already_ran
     assert ran in s.sessions and any(
         r.data.get("session", {}).get("session_id") == ran for r in records
     )
+
+
+# ------------------------------------------------ on the calendar, or saying why not
+
+
+def with_calendar(template: dict[str, Any] | None = None) -> Desk:
+    d = Desk()
+    d.s.set_promotion(
+        d.cmd(ADMIN), PromotionPlan("raps", PERIOD, RAPS_CALENDAR, template), "003's Saturdays"
+    )
+    return d
+
+
+def test_a_live_session_off_the_calendar_needs_the_reason_and_an_admin() -> None:
+    """003: RAPS sessions only 18:00-19:00 on its Saturdays.  Wednesday 29 April at
+    10:00 is refused naming the calendar's nearest draws; with the reason it is held off
+    the calendar it is proposed, and only an admin's approval lets it open."""
+    d = with_calendar()
+    wednesday = plan("wed", day=29, hour=10)
+    e = refused(lambda: d.s.add(d.cmd(), wednesday, "extra"))
+    assert e.key == "starts" and "nearest: Sat 25 Apr 2026 18:00 or Sat 02 May 2026 18:00" in (
+        e.reason
+    )
+    assert refused(lambda: d.s.add(d.cmd(ADMIN), wednesday, "extra")).key == "starts"
+    held = replace(wednesday, off_calendar="25 April's draw moved: power failure (rule 20)")
+    d.s.add(d.cmd(), held, "moved draw")
+    assert d.s.plan("wed").status == Status.PROPOSED
+    d.s.approve(d.cmd(ADMIN), "wed", "rule 20: technical failure")
+    assert d.s.plan("wed").off_calendar.startswith("25 April")
+    # on the calendar: the window comes from the occurrence, and no reason is kept
+    sat = replace(plan("sat", day=25, hour=18), ends=None, off_calendar="not needed")
+    d.s.add(d.cmd(ADMIN), sat, "the first Saturday")
+    got = d.s.plan("sat")
+    assert (got.ends, got.off_calendar) == (datetime(2026, 4, 25, 19, tzinfo=TZ), "")
+    may = datetime(2026, 5, 2, 18, 30, tzinfo=TZ)
+    late = SessionPlan("late", "raps", may, may + timedelta(hours=1))
+    assert refused(lambda: d.s.add(d.cmd(ADMIN), late, "runs past 19:00")).key == "starts"
+
+
+def test_a_calendar_may_not_leave_a_session_behind_it() -> None:
+    d = with_calendar()
+    d.s.add(d.cmd(ADMIN), plan("sat"), "25 April, by hand")
+    fewer = {**RAPS_CALENDAR, "dated": [{"dates": ["2026-05-02"], "times": ["18:00"]}]}
+    e = refused(lambda: d.s.set_promotion(d.cmd(ADMIN), PromotionPlan("raps", PERIOD, fewer), "x"))
+    assert e.key == "calendar" and "session 'sat' (Sat 25 Apr 2026 18:00) would not be on it" in (
+        e.reason
+    )
+    # a calendar that makes sessions counts the one made by hand as its occurrence's
+    template = {"window": "raps", "slots": 6, "tables": 4}
+    d.s.set_promotion(d.cmd(ADMIN), PromotionPlan("raps", PERIOD, RAPS_CALENDAR, template), "x")
+    assert sorted(d.s.sessions) == ["raps-20260502-1800", "sat"]
+
+
+DEFINITION: dict[str, Any] = {
+    "name": "Golden Horse Thursdays",
+    "threshold_points": 100,
+    "window": {"start": "10:00", "end": "24:00"},
+    "tiers": ["king", "ace"],
+    "areas_excluded": ["Salon Prive"],
+    "pool_kinds": ["slots"],
+}
+
+
+def test_marketing_s_promotion_changes_wait_for_an_admin_and_replay() -> None:
+    """A promotion defined on the page (who qualifies), and marketing's changes to its
+    definition, period and calendar: proposals that change nothing until an admin
+    approves them; a rejected one is dropped; the records alone make it all again."""
+    d = Desk()
+    d.s.areas = frozenset({"Main Floor", "Salon Prive"})
+    d.s.define(d.cmd(), "gh-thu", DEFINITION, "Thursday promotion for the high tiers")
+    assert "gh-thu" not in d.s.facts and d.s.proposals["gh-thu"].definition is not None
+    d.s.set_promotion(d.cmd(), PromotionPlan("gh-thu", PERIOD), "its period")
+    assert refused(lambda: d.s.approve_promotion(d.cmd(), "gh-thu", "x")).reason == (
+        "only an admin approves a promotion's changes"
+    )
+    d.s.approve_promotion(d.cmd(ADMIN), "gh-thu", "checked with compliance")
+    assert d.s.facts["gh-thu"].pool_kinds == frozenset({"slots"})
+    promo = d.s.definition("gh-thu")
+    assert promo is not None and promo.threshold_points == 100 and promo.window.end.hour == 0
+    assert d.s.promotions["gh-thu"].period == PERIOD and d.s.proposals == {}
+    d.s.define(d.cmd(), "gh-thu", {**DEFINITION, "threshold_points": 200}, "harder")
+    d.s.reject_promotion(d.cmd(ADMIN), "gh-thu", "not this month")
+    again = d.s.definition("gh-thu")
+    assert again is not None and again.threshold_points == 100 and d.s.proposals == {}
+    d.s.define(d.cmd(ADMIN), "gh-thu", {**DEFINITION, "name": "GH Thursdays"}, "shorter")
+    assert d.s.facts["gh-thu"].name == "GH Thursdays"  # an admin's applies at once
+    kinds = [r.type.removeprefix("schedule.") for r in d.s.records]
+    assert kinds == [
+        "promotion_proposed",
+        "promotion_proposed",
+        "promotion_approved",
+        "promotion_added",
+        "promotion_set",
+        "promotion_proposed",
+        "promotion_rejected",
+        "promotion_changed",
+    ]
+    replayed = Schedule.replay(facts(), d.s.records)
+    assert (replayed.facts, replayed.definitions, replayed.promotions, replayed.proposals) == (
+        d.s.facts,
+        d.s.definitions,
+        d.s.promotions,
+        d.s.proposals,
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad", "key", "words"),
+    [
+        ({"window": {"start": "19:00", "end": "08:00"}}, "window.end", "after start 19:00"),
+        ({"tiers": ["jack", "joker"]}, "tiers[1]", "not 'joker'"),
+        ({"areas_excluded": ["Salon Privee"]}, "areas_excluded[0]", "no machine or table"),
+        ({"threshold_points": -1}, "threshold_points", "from 0 to"),
+        ({"pool_kinds": []}, "pool_kinds", "at least one"),
+        ({"name": ""}, "name", "1 to 80"),
+        ({"colour": "red"}, "colour", "unknown key"),
+    ],
+)
+def test_a_bad_definition_is_refused_naming_its_field(
+    bad: dict[str, Any], key: str, words: str
+) -> None:
+    d = Desk()
+    d.s.areas = frozenset({"Main Floor", "Salon Prive"})
+    e = refused(lambda: d.s.define(d.cmd(ADMIN), "gh-thu", {**DEFINITION, **bad}, "x"))
+    assert e.key == key and words in e.reason, e
+    assert d.s.records == [] and d.s.proposals == {}
+
+
+def test_an_approval_that_no_longer_holds_applies_nothing() -> None:
+    """Approved as it stands at approval: a calendar that would leave behind a session
+    made since the proposal is refused, and none of the proposal applies."""
+    d = Desk()
+    template = {"window": "raps", "slots": 6, "tables": 4}
+    d.s.define(d.cmd(), "raps", {"name": "RAPS", "threshold_points": 60}, "60 points")
+    d.s.set_promotion(d.cmd(), PromotionPlan("raps", PERIOD, RAPS_CALENDAR, template), "003")
+    d.s.add(d.cmd(ADMIN), plan("blocker", day=29, hour=10), "a Wednesday, by hand")
+    before = (len(d.s.records), dict(d.s.facts), dict(d.s.proposals))
+    e = refused(lambda: d.s.approve_promotion(d.cmd(ADMIN), "raps", "ok"))
+    assert e.key == "calendar" and "session 'blocker' (Wed 29 Apr 2026 10:00)" in e.reason
+    assert (len(d.s.records), dict(d.s.facts), dict(d.s.proposals)) == before
+    assert d.s.definitions == {} and d.s.promotions == {}

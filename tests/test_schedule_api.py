@@ -19,6 +19,8 @@ from raps.audit import check, read_database
 from raps.config import Config, ConfigError
 from raps.schedule_toml import export_toml, import_toml, read_document
 from raps.service import Service
+from raps.store.daemon_lock import DaemonLock, DatabaseBusy
+from tests.builders import NOON
 from tests.daemon_helpers import (
     SESSION,
     Clock,
@@ -31,15 +33,20 @@ from tests.daemon_helpers import (
 )
 
 pytestmark = pytest.mark.asyncio
+# draws at 11:00 and 12:00 on 25 April (SESSION holds the first) and 18:00 on 2 May
 CALENDAR = """
 [promotions.period]
 first = "2026-04-18"
 last = "2026-06-27"
 
 [promotions.calendar]
-dated = [{ dates = ["2026-05-02"], times = ["18:00"] }]
-windows = { raps = { start = "at", end = "19:00" } }
+dated = [
+  { dates = ["2026-04-25"], times = ["11:00", "12:00"] },
+  { dates = ["2026-05-02"], times = ["18:00"] },
+]
+windows = { raps = { start = "at", end = "+59m" } }
 """
+MORNING = ("2026-04-25T11:00:00+02:00", "2026-04-25T11:59:00+02:00")  # SESSION's window
 NEW = {
     "session_id": "extra-1215",
     "promotion_id": "raps",
@@ -75,7 +82,7 @@ class Env:
 
 
 def config(db_url: str, tmp_path: Path) -> Config:
-    return floor_config(db_url, tmp_path, extra=CALENDAR)
+    return floor_config(db_url, tmp_path, extra=CALENDAR, session_window=MORNING)
 
 
 @pytest_asyncio.fixture
@@ -134,9 +141,15 @@ async def test_bad_input_is_refused_naming_the_field_and_nothing_is_journaled(en
         ({**NEW, "session_id": SESSION}, "session_id", "already exists"),
         ({**NEW, "starts": "25/04/2026"}, "starts", "YYYY-MM-DD HH:MM"),
         (
-            {**NEW, "starts": "2026-04-26 12:00", "ends": "2026-04-26 12:45", "reason": " "},
+            {**NEW, "starts": "2026-05-02 18:00", "ends": "2026-05-02 18:45", "reason": " "},
             "reason",
             "say why",
+        ),
+        (
+            {**NEW, "starts": "2026-04-26 12:00", "ends": "2026-04-26 12:45"},
+            "starts",
+            "is not in a 'raps' window of the calendar of promotion 'raps' (nearest: Sat 25 Apr "
+            "2026 12:00 or Sat 02 May 2026 18:00)",
         ),
     ]
     assert (
@@ -161,6 +174,7 @@ async def test_a_calendar_set_on_the_page_makes_its_sessions_and_an_impossible_o
         "weekly": [
             {"weekdays": ["sat"], "times": ["18:00"], "first": "2026-05-09", "last": "2026-05-23"}
         ],
+        "dated": [{"dates": ["2026-04-25"], "times": ["11:00"]}],  # SESSION's: kept as it is
         "windows": {"raps": {"start": "at", "end": "19:00"}},
     }
     body = {
@@ -221,7 +235,7 @@ async def test_the_schedule_survives_a_restart_and_the_config_does_not_undo_it(
     )
 
 
-async def test_export_and_import_as_toml_journal_who_and_why(env: Env, tmp_path: Path) -> None:
+async def test_export_and_import_as_toml_propose_for_an_admin(env: Env, tmp_path: Path) -> None:
     assert (await env.post("/api/schedule/sessions", role="admin", **NEW)).status_code == 200
     r = await env.client.get("/api/schedule/export", headers=auth("auditor"))
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/toml")
@@ -230,26 +244,49 @@ async def test_export_and_import_as_toml_journal_who_and_why(env: Env, tmp_path:
     assert offline == page
     assert [s["id"] for s in page["sessions"]] == [SESSION, "extra-1215"]
     assert page["sessions"][1]["starts"] == "2026-04-25 12:00"
-    assert page["promotions"][0]["period"] == {"first": "2026-04-18", "last": "2026-06-27"}
+    promo = page["promotions"][0]
+    assert promo["period"] == {"first": "2026-04-18", "last": "2026-06-27"}
+    assert (promo["threshold_points"], promo["window"]) == (50, {"start": "08:00", "end": "19:00"})
 
     other = tmp_path / "other"
     other.mkdir()
-    cfg2 = floor_config(f"sqlite:///{other / 'raps.db'}", other)
+    cfg2 = floor_config(f"sqlite:///{other / 'raps.db'}", other)  # no calendar, SESSION at noon
     path = tmp_path / "schedule.toml"
-    path.write_text(r.text.replace('"Extra session"', '"Extra (site 2)"'), encoding="utf-8")
-    n = await import_toml(cfg2, read_document(path), "copied from site 1", user="ada")
-    assert n == 2  # the promotion's period and calendar, and the new session
+    text = r.text.replace('"Extra session"', '"Extra (site 2)"')
+    text = text.replace("threshold_points = 50", "threshold_points = 60")
+    path.write_text(text, "utf-8")
+    writer = DaemonLock(cfg2.storage.url)  # a daemon running on the database holds it
+    assert await writer.acquire()
+    with pytest.raises(DatabaseBusy, match="a daemon is running on this database"):
+        await import_toml(cfg2, read_document(path), "copied from site 1", user="ada")
+    await writer.release()
+    done = await import_toml(cfg2, read_document(path), "copied from site 1", user="ada")
+    assert [x.type for x in done.records] == [
+        "schedule.session_changed",  # SESSION to 11:00-11:59, as on site 1
+        "schedule.session_added",
+        "schedule.promotion_proposed",  # who qualifies: 60 points
+        "schedule.promotion_proposed",  # the period and calendar
+    ]
+    assert all((x.actor.user, x.actor.role) == ("ada", "import") for x in done.records)
     again = await import_toml(cfg2, read_document(path), "the same again", user="ada")
-    assert again == 0
-    async with running_service(cfg2, Clock()) as service:
+    assert again.records == []  # nothing differs from what waits
+    async with running_service(cfg2, Clock()) as service, client_for(service, cfg2) as client:
+        e2 = Env(cfg2, Clock(), service, client)
         plan = service.planner.plan("extra-1215")
-        assert (plan.name, plan.slots, plan.status.value) == ("Extra (site 2)", 2, "approved")
-        rec = service.planner.schedule.records[-1]
-        assert (rec.actor.user, rec.actor.role, rec.data["reason"]) == (
-            "ada",
-            "import",
-            "copied from site 1",
-        )
+        assert (plan.name, plan.slots, plan.status.value) == ("Extra (site 2)", 2, "proposed")
+        assert service.planner.schedule.calendars == {}  # nothing applies unapproved
+        assert service.floor.promotion("raps").threshold_points == 50
+        r = await e2.post("/api/schedule/promotions/raps/approve", role="admin", reason="ok")
+        assert r.status_code == 200, r.text
+        assert service.floor.promotion("raps").threshold_points == 60  # at once
+        assert "raps" in service.planner.schedule.calendars
+        for sid in (SESSION, "extra-1215"):
+            r = await e2.post(f"/api/schedule/sessions/{sid}/approve", role="admin", reason="ok")
+            assert r.status_code == 200, r.text
+        assert (await e2.session_cmd("extra-1215", "open", role="admin")).status_code == 200
+    path.write_text(text.replace('"Extra (site 2)"', '"Extra, renamed"'), "utf-8")
+    done = await import_toml(cfg2, read_document(path), "renamed", user="ada")
+    assert done.opened == ["extra-1215"] and done.records == []  # left as it is, and said
     path.write_text(
         '[[sessions]]\nid = "x"\npromotion = "raps"\nstarts = "2026-04-25 12:00"\ncolour = "red"\n',
         encoding="utf-8",
@@ -260,14 +297,73 @@ async def test_export_and_import_as_toml_journal_who_and_why(env: Env, tmp_path:
 
 async def test_a_config_whose_calendar_or_session_cannot_be_names_the_key(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'x.db'}"
-    bad = CALENDAR.replace('end = "19:00"', 'end = "17:00"')
+    bad = CALENDAR.replace('end = "+59m"', 'end = "10:00"')
     with pytest.raises(ConfigError) as e:
-        floor_config(url, tmp_path, extra=bad)
+        floor_config(url, tmp_path, extra=bad, session_window=MORNING)
     assert "promotions[0].calendar.dated[0]" in str(e.value) and "before it starts" in str(e.value)
     late = (
         CALENDAR + '\n[[sessions]]\nid = "late"\npromotion = "raps"\n'
         'starts = "2026-07-04 18:00"\nends = "2026-07-04 19:00"\n'
     )
     with pytest.raises(ConfigError) as e:
-        floor_config(url, tmp_path, extra=late)
+        floor_config(url, tmp_path, extra=late, session_window=MORNING)
     assert "sessions[1].starts" in str(e.value) and "outside the promotion's period" in str(e.value)
+
+
+async def test_every_live_session_of_a_config_has_a_window_on_the_calendar(tmp_path: Path) -> None:
+    """A live `[[sessions]]` entry without `ends` takes its window from the calendar
+    occurrence that holds its start; with neither, or off the calendar, it is refused."""
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    may = '\n[[sessions]]\nid = "may"\npromotion = "raps"\nstarts = "2026-05-02 18:00"\n'
+    cfg = floor_config(url, tmp_path, extra=CALENDAR + may, session_window=MORNING)
+    schedule = cfg.new_schedule()
+    cfg.seed_schedule(schedule, NOON)
+    plan = schedule.sessions["may"]
+    assert (plan.starts.hour, plan.ends and plan.ends.strftime("%H:%M")) == (18, "18:59")
+    with pytest.raises(ConfigError, match=r"sessions\[1\]\.ends: a live session needs the end"):
+        floor_config(url, tmp_path, extra=may, session_window=MORNING)  # no calendar
+    wednesday = may.replace("2026-05-02 18:00", "2026-04-29 10:00") + 'ends = "2026-04-29 11:00"\n'
+    with pytest.raises(ConfigError, match=r"sessions\[1\]\.starts: Wed 29 Apr 2026 10:00-11:00 is"):
+        floor_config(url, tmp_path, extra=CALENDAR + wednesday, session_window=MORNING)
+    held = wednesday + 'off_calendar = "moved from 25 April: power failure (rule 20)"\n'
+    cfg = floor_config(url, tmp_path, extra=CALENDAR + held, session_window=MORNING)
+    assert cfg.sessions[1].off_calendar.startswith("moved from 25 April")
+
+
+async def test_a_promotion_made_on_the_page_runs_once_approved_and_after_a_restart(
+    db_url: str, tmp_path: Path
+) -> None:
+    cfg, clock = config(db_url, tmp_path), Clock()
+    # the play window of the config's promotion: the day's points count at once
+    new = {"name": "Slots sprint", "threshold_points": 10, "pool_kinds": ["slots"],
+           "window": {"start": "08:00", "end": "19:00"}}  # fmt: skip
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as client:
+        e = Env(cfg, clock, service, client)
+        seat_players(service, slots=[(card(1), "M01")], points=20)
+        r = await e.post("/api/schedule/promotions/sprint/definition", definition=new)
+        assert r.status_code == 200 and r.json()["records"] == ["schedule.promotion_proposed"]
+        bad = {**new, "areas_included": ["Pit 9"]}
+        r = await e.post("/api/schedule/promotions/sprint/definition", definition=bad)
+        assert r.status_code == 422 and r.json()["detail"]["field"] == "areas_included[0]"
+        month = (await client.get("/api/calendar", headers=auth("admin"))).json()
+        waiting = {p["id"]: p for p in month["promotions"]}["sprint"]
+        assert (waiting["exists"], waiting["waiting"]["by"]) == (False, "ann")
+        r = await e.post("/api/schedule/promotions/sprint/approve", reason="ok")
+        assert r.status_code == 403  # marketing does not approve its own
+        r = await e.post("/api/schedule/promotions/sprint/approve", role="admin", reason="ok")
+        assert r.status_code == 200, r.text
+        assert list(service.floor.pool("sprint", "slots")) == [card(1)]  # at once
+        # who qualifies does not change under an open session's draws
+        assert (await e.session_cmd(SESSION, "open", role="admin")).status_code == 409  # 11:00
+        r = await e.client.post(
+            f"/api/sessions/{SESSION}/open",
+            headers=auth("admin"),
+            json={"command_id": "o-1", "override_reason": "technical failure at 11:00"},
+        )
+        assert r.status_code == 200, r.text
+        r = await e.post("/api/schedule/promotions/raps/definition", role="admin",
+                         definition={"name": "RAPS", "threshold_points": 70})  # fmt: skip
+        assert r.status_code == 422 and "is open" in r.json()["detail"]["detail"], r.text
+    async with running_service(cfg, clock) as service:
+        assert service.floor.promotion("sprint").threshold_points == 10
+        assert "sprint" in {p.promotion_id for p in service.planner.promotions()}

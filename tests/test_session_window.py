@@ -76,7 +76,8 @@ class Env:
 
 @pytest_asyncio.fixture
 async def env(db_url: str, tmp_path: Path) -> AsyncIterator[Env]:
-    cfg = floor_config(db_url, tmp_path, extra=SESSIONS)
+    evening = ("2026-04-25T20:00:00+02:00", "2026-04-25T21:00:00+02:00")  # SESSION, apart
+    cfg = floor_config(db_url, tmp_path, extra=SESSIONS, session_window=evening)
     clock = Clock()  # 12:05, inside LIVE's window
     async with running_service(cfg, clock) as service, client_for(service, cfg) as client:
         seat_players(service, slots=[(card(i), f"M0{i}") for i in range(1, 6)])

@@ -148,15 +148,20 @@ class Config(StrictModel):
         return self
 
     def _schedule_problems(self) -> list[tuple[str, str]]:
-        """The schedule the config seeds: periods, calendars, the sessions they make."""
+        """The schedule the config seeds: promotions, periods, calendars, the sessions."""
         try:
-            self.seed_schedule(Schedule(self.schedule_facts()), datetime.now(UTC))
+            self.seed_schedule(self.new_schedule(), datetime.now(UTC))
         except ScheduleError as e:
             return [(e.key, e.reason)]
         return []
 
     def schedule_facts(self) -> dict[str, PromotionFacts]:
         return schedule_facts(self.promotion_entries, self.site.timezone)
+
+    def new_schedule(self, records: Sequence[Record] = ()) -> Schedule:
+        """The schedule `records` make, for this site (its zone and the floor's areas)."""
+        areas = frozenset(self.layout().areas())
+        return Schedule.replay(self.schedule_facts(), records, tz=self.site.timezone, areas=areas)
 
     def seed_schedule(
         self, schedule: Schedule, at: datetime, taken: Collection[str] = ()

@@ -110,7 +110,9 @@ class SessionConfig(StrictModel):
     promotion: str
     name: str = Field(default="", max_length=80)
     starts: datetime
-    ends: datetime | None = None  # the window closes; none: no window (set it for live ones)
+    # the window closes; not set: the end of the promotion's calendar occurrence whose
+    # window holds `starts` (a live session without either is refused; rehearsals need none)
+    ends: datetime | None = None
     quotas: QuotasConfig = Field(default_factory=QuotasConfig)
     claim_seconds: float = Field(default=90.0, gt=0)
     exclude_no_shows: bool = False
@@ -120,6 +122,8 @@ class SessionConfig(StrictModel):
     # "absent" (selector.claims); a winner not reached this long escalates (0: never)
     claim_starts: Literal["draw", "absent"] = "draw"
     max_en_route_seconds: float = Field(default=120.0, ge=0, le=3600)
+    # why a live session is held off its promotion's calendar (shown by `raps verify`)
+    off_calendar: str = Field(default="", max_length=500)
 
     @field_validator("id")
     @classmethod
@@ -155,6 +159,7 @@ def session_plan(s: SessionConfig, tz: str) -> SessionPlan:
         name=s.name,
         claim_starts=s.claim_starts,
         max_en_route_seconds=s.max_en_route_seconds or None,
+        off_calendar=s.off_calendar,
     )
 
 

@@ -1,22 +1,33 @@
-"""The config's share of the schedule: what `[[promotions]]` (period, calendar,
-calendar_sessions) and `[[sessions]]` put in it at first start, and the check that they
-can be put there at all.
+"""The config's share of the schedule: what `[[promotions]]` (who qualifies, period,
+calendar, calendar_sessions) and `[[sessions]]` put in it at first start, and the check
+that they can be put there at all.
 
 Once running, the schedule in the journal is the truth: a restart adds what the config
-has and the schedule lacks (a new session, a promotion's first calendar) and leaves
-what the schedule already holds as it is, so a change made on the calendar page is not
-undone by an old config file. `raps schedule import` replaces on purpose.
+has and the schedule lacks (a new promotion, a new session, a promotion's first
+calendar) and leaves what the schedule already holds as it is, so a change made on the
+calendar page is not undone by an old config file (`drifted` names the promotions whose
+config no longer says what the schedule does, for the log).  `raps schedule import`
+proposes changes on purpose; an admin approves them on the calendar page.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from adapters.wire.settings import StrictModel
-from raps.config.promotions import PromotionConfig, SessionConfig, promotion_plan, session_plan
+from raps.config.promotions import (
+    PromotionConfig,
+    SessionConfig,
+    core_promotion,
+    promotion_plan,
+    session_plan,
+)
+from selector.promotion_spec import KEYS as DEFINITION_KEYS
+from selector.promotion_spec import write_definition
 from selector.records import Actor, Record
 from selector.schedule import (
     EDITABLE,
@@ -59,6 +70,15 @@ def seed(
     reason = f"seeded from {source}"
     blocked = frozenset(taken)
     for i, p in enumerate(promotions):
+        if p.id in schedule.definitions:
+            continue
+        try:
+            out += schedule.define(
+                command(f"seed:definition:{p.id}"), p.id, definition(p, tz), reason
+            )
+        except ScheduleError as e:
+            raise ScheduleError(f"promotions[{i}].{e.key}".rstrip("."), e.reason) from None
+    for i, p in enumerate(promotions):
         plan = promotion_plan(p)
         if plan is None or p.id in schedule.promotions:
             continue
@@ -75,15 +95,27 @@ def seed(
             continue
         try:
             # no `taken`: a session of an older database has its journal already
-            out += schedule.add(
-                command(f"seed:session:{s.id}"), session_plan(s, tz), reason, require_window=False
-            )
+            out += schedule.add(command(f"seed:session:{s.id}"), session_plan(s, tz), reason)
         except ScheduleError as e:
             key = _SESSION_KEYS.get(e.key, e.key)
             raise ScheduleError(
                 f"sessions[{j}].{key}" if key else f"sessions[{j}]", e.reason
             ) from None
     return out
+
+
+def definition(p: PromotionConfig, tz: str) -> dict[str, Any]:
+    """Who qualifies for a `[[promotions]]` entry, as the schedule's records hold it."""
+    return write_definition(core_promotion(p, tz))
+
+
+def drifted(schedule: Schedule, promotions: Sequence[PromotionConfig], tz: str) -> list[str]:
+    """Promotions whose config says otherwise than the schedule (which is the truth)."""
+    return [
+        p.id
+        for p in promotions
+        if p.id in schedule.definitions and schedule.definitions[p.id] != definition(p, tz)
+    ]
 
 
 def seeding_command(at: datetime) -> Callable[[str], Command]:
@@ -93,36 +125,31 @@ def seeding_command(at: datetime) -> Callable[[str], Command]:
 # ------------------------------------------------------------- TOML import and export
 
 
-class PromotionSchedule(StrictModel):
-    """A promotion's schedule keys, as `[[promotions]]` has them (the rest is config)."""
-
-    id: str
-    name: str = ""
-    period: dict[str, Any] | None = None
-    calendar: dict[str, Any] | None = None
-    calendar_sessions: dict[str, Any] | None = None
-
-
 class ScheduleDocument(StrictModel):
-    """What `raps schedule export` writes and `raps schedule import` reads."""
+    """What `raps schedule export` writes and `raps schedule import` reads: promotions
+    with the keys of `[[promotions]]` (who qualifies and their schedule), and sessions
+    with those of `[[sessions]]`."""
 
-    promotions: tuple[PromotionSchedule, ...] = ()
+    promotions: tuple[PromotionConfig, ...] = ()
     sessions: tuple[SessionConfig, ...] = ()
 
 
 def export_document(schedule: Schedule, tz: str) -> dict[str, Any]:
-    """The schedule as TOML-ready data: every promotion's period and calendar, every
-    session not cancelled (times in the site's wall time)."""
+    """The schedule as TOML-ready data: every promotion's definition, period and
+    calendar, every session not cancelled (times in the site's wall time)."""
     zone = ZoneInfo(tz)
     promotions = []
     for pid, facts_ in schedule.facts.items():
-        plan = schedule.promotions.get(pid)
         entry: dict[str, Any] = {"id": pid, "name": facts_.name}
+        doc = schedule.definitions.get(pid)
+        if doc is not None:
+            entry.update({k: v for k, v in doc.items() if v is not None})
+        plan = schedule.promotions.get(pid)
         if plan is not None:
             data = plan.to_data()
-            entry.update({k: data[k] for k in ("period", "calendar", "sessions") if data[k]})
-            if "sessions" in entry:
-                entry["calendar_sessions"] = entry.pop("sessions")
+            entry.update({k: data[k] for k in ("period", "calendar") if data[k]})
+            if data["sessions"]:
+                entry["calendar_sessions"] = data["sessions"]
         promotions.append(entry)
     sessions = []
     for s in schedule.sessions.values():
@@ -143,6 +170,8 @@ def export_document(schedule: Schedule, tz: str) -> dict[str, Any]:
             claim_starts=s.claim_starts,
             max_en_route_seconds=s.max_en_route_seconds or 0,
         )
+        if s.off_calendar:
+            row["off_calendar"] = s.off_calendar
         sessions.append(row)
     return {"promotions": promotions, "sessions": sessions}
 
@@ -157,6 +186,15 @@ def _wall(at: datetime, zone: ZoneInfo) -> str:
     return f"{naive:%Y-%m-%d %H:%M}"
 
 
+@dataclass
+class Imported:
+    """What an import did: its records (proposals an admin approves), and the sessions
+    it left as they are because they have opened (their journal is their own)."""
+
+    records: list[Record] = field(default_factory=list)
+    opened: list[str] = field(default_factory=list)
+
+
 def import_document(
     schedule: Schedule,
     doc: ScheduleDocument,
@@ -166,49 +204,74 @@ def import_document(
     reason: str,
     started: Collection[str],
     taken: Collection[str],
-) -> list[Record]:
-    """Apply a document: promotions' schedules set where they differ, sessions added or
-    changed where they differ (an opened session is left as it is and reported). Sessions
-    the document lacks stay: cancelling is a decision made on the calendar page."""
-    out: list[Record] = []
+) -> Imported:
+    """Propose what a document says where it differs: sessions added or changed, then
+    promotions' definitions and schedules.  An opened session is left as it is and
+    reported; sessions the document lacks stay (cancelling is decided on the calendar
+    page).  Sessions are checked against the calendar as it stands (a new calendar's
+    own sessions come with its approval, from `calendar_sessions`).  Proposals: an admin
+    approves them on the calendar page.  All or nothing: the first refusal names its
+    entry and key, and nothing is proposed."""
+    out = Imported()
     started_, taken_ = frozenset(started), frozenset(taken)
-    for i, p in enumerate(doc.promotions):
-        plan = promotion_plan(
-            PromotionConfig(
-                id=p.id, period=p.period, calendar=p.calendar, calendar_sessions=p.calendar_sessions
-            )
-        )
-        if plan is None:
-            plan = PromotionPlan(p.id)
-        current = schedule.promotions.get(p.id, PromotionPlan(p.id))
-        if current.to_data() == plan.to_data():
-            continue
-        try:
-            out += schedule.set_promotion(
-                command(f"import:promotion:{p.id}"), plan, reason, started=started_, taken=taken_
-            )
-        except ScheduleError as e:
-            raise ScheduleError(f"promotions[{i}].{e.key}".rstrip("."), e.reason) from None
     for j, s in enumerate(doc.sessions):
+        if s.id in started_:
+            out.opened.append(s.id)
+            continue
         new = session_plan(s, tz)
         try:
             old = schedule.sessions.get(s.id)
             if old is None:
-                out += schedule.add(command(f"import:add:{s.id}"), new, reason, taken=taken_)
+                cmd = command(f"import:add:{s.id}")
+                out.records += schedule.add(cmd, new, reason, taken=taken_)
                 continue
             changes = {k: getattr(new, k) for k in EDITABLE if getattr(new, k) != getattr(old, k)}
             fixed = [k for k in ("promotion_id", "rehearsal") if getattr(new, k) != getattr(old, k)]
             if fixed:
                 raise ScheduleError(fixed[0], "cannot be changed: cancel the session, add another")
             if changes:
-                out += schedule.change(
-                    command(f"import:change:{s.id}"),
-                    s.id,
-                    changes,
-                    reason,
-                    started=s.id in started_,
+                out.records += schedule.change(
+                    command(f"import:change:{s.id}"), s.id, changes, reason, started=False
                 )
         except ScheduleError as e:
             key = _SESSION_KEYS.get(e.key, e.key)
             raise ScheduleError(f"sessions[{j}].{key}".rstrip("."), e.reason) from None
+    for i, p in enumerate(doc.promotions):
+        try:
+            out.records += _import_promotion(schedule, p, tz, command, reason, started_, taken_)
+        except ScheduleError as e:
+            raise ScheduleError(f"promotions[{i}].{e.key}".rstrip("."), e.reason) from None
+    return out
+
+
+def _import_promotion(
+    schedule: Schedule,
+    p: PromotionConfig,
+    tz: str,
+    command: Callable[[str], Command],
+    reason: str,
+    started: frozenset[str],
+    taken: frozenset[str],
+) -> list[Record]:
+    """One promotion's definition (when the entry gives one: any key of who qualifies
+    but its name, the others then at their defaults, as in a config) and its schedule."""
+    out: list[Record] = []
+    given = p.model_fields_set
+    new = definition(p, tz)
+    current = schedule.definitions.get(p.id)
+    if given & (set(DEFINITION_KEYS) - {"name"}):
+        wanted = new
+    elif "name" in given and current is not None and p.name and p.name != current["name"]:
+        wanted = {**current, "name": p.name}
+    else:
+        wanted = current or new
+    waiting = schedule.proposals.get(p.id)
+    if wanted != current and not (waiting and waiting.definition == wanted):
+        out += schedule.define(command(f"import:definition:{p.id}"), p.id, wanted, reason)
+    plan = promotion_plan(p) or PromotionPlan(p.id)
+    now = schedule.promotions.get(p.id, PromotionPlan(p.id))
+    if plan.to_data() != now.to_data() and not (waiting and waiting.plan == plan):
+        out += schedule.set_promotion(
+            command(f"import:promotion:{p.id}"), plan, reason, started=started, taken=taken
+        )
     return out
