@@ -39,6 +39,7 @@ from selector.anomalies import draw_report, session_report
 from selector.records import Record
 from selector.schedule import STREAM as SCHEDULE_STREAM
 from selector.schedule import Schedule, Status
+from selector.schedule_checks import rehearsal_credits, window_findings
 from selector.tickets import recompute
 from selector.tickets.day_verify import verify_day
 from selector.tickets.draw_verify import verify_draw
@@ -78,6 +79,8 @@ class Report:
     schedule_changes: int = 0
     schedule_log: list[str] = field(default_factory=list)
     schedule_problems: list[str] = field(default_factory=list)
+    # live sessions held off their promotion's calendar (selector.schedule_checks)
+    schedule_exceptions: list[str] = field(default_factory=list)
     # every RAPS session's notes (voids, no-shows: who and why) and anomalies (what an
     # honest session does not show: selector.anomalies); open sessions' illegal steps
     notes: dict[str, list[str]] = field(default_factory=dict)
@@ -121,12 +124,18 @@ class Report:
         return sum(len(a) for a in self.anomalies.values())
 
     @property
+    def exception_count(self) -> int:
+        """Window overrides and sessions off the calendar: allowed, each with who and why,
+        and never silent."""
+        return sum(len(e) for e in self.exceptions.values()) + len(self.schedule_exceptions)
+
+    @property
     def exit_code(self) -> int:
-        """0 valid; 3 valid with anomalies; 1 tampered, mismatched or (with
+        """0 valid; 3 valid with anomalies or exceptions; 1 tampered, mismatched or (with
         --require-closed) not closed."""
         if not self.ok:
             return 1
-        return 3 if self.anomaly_count else 0
+        return 3 if self.anomaly_count or self.exception_count else 0
 
     def lines(self) -> list[str]:
         out = []
@@ -174,6 +183,7 @@ class Report:
             else:
                 out.append(f"schedule: OK ({self.schedule_changes} change(s) replayed)")
             out += [f"  CHANGE: {c}" for c in self.schedule_log]
+            out += [f"  EXCEPTION: {e}" for e in self.schedule_exceptions]
         for bin_id, problems in self.tickets.items():
             if problems:
                 out.append(f"tickets {bin_id}: FAILED ({len(problems)} problem(s))")
@@ -199,6 +209,10 @@ class Report:
             out.append("RESULT: FAILED")
         elif self.anomaly_count:
             out.append(f"RESULT: OK, WITH {self.anomaly_count} ANOMALY(IES) (see ANOMALY above)")
+        elif self.exception_count:
+            out.append(
+                f"RESULT: OK, WITH {self.exception_count} EXCEPTION(S) (see EXCEPTION above)"
+            )
         else:
             out.append("RESULT: OK")
         return out
@@ -282,6 +296,7 @@ def check(
             continue  # the stage games, checked together below
         if sid.startswith(STREAM_PREFIX):
             _check_tickets(rep, sid.removeprefix(STREAM_PREFIX), recs)
+            rep.tickets[sid.removeprefix(STREAM_PREFIX)] += rehearsal_credits(recs, by_session)
         elif sid.startswith(DRAW_PREFIX):
             draw_id = sid.removeprefix(DRAW_PREFIX)
             _note_draw(rep, sid, recs)
@@ -363,6 +378,12 @@ def _check_schedule(
             rep.schedule_problems.append(
                 f"session {sid} opened, but the schedule has it {plan.status}"
             )
+    try:
+        problems, exceptions = window_findings(schedule, by_session)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        problems, exceptions = [f"windows cannot be checked: {e!r}"], []
+    rep.schedule_problems += problems
+    rep.schedule_exceptions += exceptions
 
 
 def export_belongs(focus: str) -> Callable[[str], bool]:

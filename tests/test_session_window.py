@@ -20,6 +20,7 @@ import pytest_asyncio
 from raps.audit import check, read_database
 from raps.config import Config, ConfigError
 from raps.service import Service
+from selector.records import Actor, Record
 from tests.builders import NOON
 from tests.daemon_helpers import (
     Clock,
@@ -130,11 +131,28 @@ async def test_an_admin_overrides_with_a_reason_journaled_and_verify_shows_it(en
     close = await env.post(LIVE, "close", role="admin", force=True)
     assert close.status_code == 200, close.text
     report = check(*await read_database(env.cfg.storage.url), None, from_genesis=True)
-    assert report.ok, report.lines()
+    assert report.ok and report.exit_code == 3, report.lines()  # scripts see exceptions
     lines = report.lines()
     at = lines.index(f"session {LIVE}: OK (every pick recomputed)")
     assert lines[at + 1].startswith("  EXCEPTION: drawn at 2026-04-25T12:40:00+02:00 outside")
     assert "by ada (admin)" in lines[at + 1] and reason in lines[at + 1]
+    assert lines[-1] == "RESULT: OK, WITH 1 EXCEPTION(S) (see EXCEPTION above)"
+
+
+@pytest.mark.asyncio
+async def test_verify_finds_an_open_outside_the_window_that_no_override_allowed(env: Env) -> None:
+    """The daemon refuses it, so a journal showing one was written by someone else: a
+    session.opened at 12:05 for the 14:00-15:00 session, chained like any record."""
+    forged = Record("session.opened", LATER, NOON.replace(minute=5), Actor("eve", "marketing"),
+                    {"promotion_id": "raps", "rehearsal": False, "command_id": "x"})  # fmt: skip
+    await env.service.journal.append([forged.to_dict()])
+    report = check(*await read_database(env.cfg.storage.url), None, from_genesis=True)
+    assert not report.ok and report.exit_code == 1
+    assert (
+        f"  session {LATER}: session.opened at 2026-04-25T12:05:00+02:00 is outside its "
+        "scheduled window 2026-04-25T14:00:00+02:00 - 2026-04-25T15:00:00+02:00, with no "
+        "override"
+    ) in report.lines()
 
 
 @pytest.mark.asyncio

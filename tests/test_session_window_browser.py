@@ -112,7 +112,7 @@ def test_past_its_window_only_an_admin_opens_a_live_session_with_a_reason(
     out = subprocess.run(
         [*raps_command(), "verify", db], capture_output=True, text=True, timeout=120, check=False
     )
-    assert out.returncode == 3, out.stdout + out.stderr  # valid, with the anomaly below
+    assert out.returncode == 3, out.stdout + out.stderr  # valid: the anomaly below, the exception
     lines = out.stdout.splitlines()
     at = lines.index(f"session {PAST}: not closed yet; seed unrevealed, its steps checked only")
     assert re.match(

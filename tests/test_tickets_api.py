@@ -25,6 +25,7 @@ from raps.audit import check, read_database
 from raps.config import Config
 from raps.service import Service
 from selector.events import Exclusion, TicketsGranted, Tier
+from selector.records import Actor, Record
 from tests.builders import NOON, SAST, Events
 from tests.daemon_helpers import (
     Clock,
@@ -332,6 +333,18 @@ async def test_a_rehearsal_award_touches_no_ticket_bin_and_no_win_limit(env: Env
     live = Handheld(env.client)
     assert (await live.post("open")).status_code == 200
     assert (await live.post("draw", kind="slots")).json()["pick"]["card"] == masked(c)
+    # the leak as an older daemon wrote it: verify names the credit and fails
+    ref = f"training-1#{pick['pick']}"
+    leak = {"type": "tickets.credited", "card": c, "bin_id": BIN, "tickets": 3,
+            "cause": "raps_winner", "ref": ref, "at": NOON.isoformat(),
+            "promotion_id": "raps"}  # fmt: skip
+    rec = Record("tickets.credited", f"tickets:{BIN}", NOON, Actor.system("tickets"), leak)
+    await env.service.journal.append([rec.to_dict()])
+    report = check(*await read_database(env.cfg.storage.url), None, from_genesis=True)
+    assert not report.ok and any(
+        f"credited to a live bin for pick {ref} of rehearsal session training-1" in x
+        for x in report.tickets[BIN]
+    ), report.lines()
 
 
 async def test_the_casino_ticket_feed_credits_once_per_event(env: Env) -> None:
