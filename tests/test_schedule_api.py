@@ -367,3 +367,22 @@ async def test_a_promotion_made_on_the_page_runs_once_approved_and_after_a_resta
     async with running_service(cfg, clock) as service:
         assert service.floor.promotion("sprint").threshold_points == 10
         assert "sprint" in {p.promotion_id for p in service.planner.promotions()}
+
+
+async def test_a_session_off_the_calendar_needs_its_reason_and_verify_shows_it(env: Env) -> None:
+    wed = {**NEW, "session_id": "wed", "starts": "2026-04-29 10:00", "ends": "2026-04-29 11:00"}
+    r = await env.post("/api/schedule/sessions", **wed)
+    assert r.status_code == 422 and r.json()["detail"]["field"] == "starts", r.text
+    why = "the 25 April draw moved after a power failure (rule 20)"
+    r = await env.post("/api/schedule/sessions", **wed, off_calendar=why)
+    assert r.status_code == 200 and r.json()["session"]["status"] == "proposed", r.text
+    assert r.json()["session"]["off_calendar"] == why
+    r = await env.post("/api/schedule/sessions/wed/approve", role="admin", reason="agreed")
+    assert r.status_code == 200, r.text
+    report = check(*await read_database(env.cfg.storage.url), None, from_genesis=True)
+    assert report.ok and report.exit_code == 3, report.lines()
+    assert (
+        "  EXCEPTION: session wed held off the calendar, 2026-04-29T10:00:00+02:00 - "
+        f"2026-04-29T11:00:00+02:00: {why!r}; proposed by ann (marketing), approved by ada "
+        "(admin)"
+    ) in report.lines()
