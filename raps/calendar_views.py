@@ -137,6 +137,7 @@ def _occurrences(
                     "name": f"{name} {occ.wall:%a %d %b %H:%M}",
                     "at": occ.at.isoformat(),
                     "condition": occ.condition,
+                    "holds": None if occ.condition is None else service.conditions(occ.condition),
                     "moved_from": None
                     if occ.moved_from is None
                     else f"{occ.moved_from:%Y-%m-%d %H:%M}",
@@ -162,6 +163,7 @@ def _ticket_draws(service: Service) -> list[dict[str, Any]]:
             totals[bin_id] = service.tickets.bin_summary(bin_id)
         promo = programs[d.program_id].promotion_id
         staged = stage.sessions.get(d.draw_id)
+        condition = stage.draws[d.draw_id].condition if d.draw_id in stage.draws else None
         out.append(
             {
                 "kind": "ticket_draw",
@@ -177,6 +179,8 @@ def _ticket_draws(service: Service) -> list[dict[str, Any]]:
                 "tickets": totals[bin_id]["tickets"],
                 "players": totals[bin_id]["players"],
                 "state": staged.state.value if staged is not None else "scheduled",
+                "condition": condition,
+                "holds": None if condition is None else service.conditions(condition),
             }
         )
     return out

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from raps.chain import Head
 from raps.claim_commands import ClaimCommands
+from raps.conditions import Conditions
 from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
 from raps.games.desk import GameDesk
@@ -117,6 +118,7 @@ class Service(ClaimCommands[CommandResult]):
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics,
                                clock, self._health.journal, self.witness)  # fmt: skip
         self.games = GameDesk(cfg.stage_plan(), self.stage, metrics)  # the games after draws
+        self.conditions = self.stage.conditions = Conditions()  # the safe's: raps.conditions
         self.sessions: dict[str, DrawSession] = {}
         self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
         self.planner = ScheduleDesk(

@@ -3,6 +3,7 @@ every bad ticket program or draw refused with its key, before anything starts.""
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -593,3 +594,88 @@ def test_a_core_refusal_is_a_config_error_naming_the_draw() -> None:
         broken.ticket_plan()
     assert info.value.problems[0].key == "ticket_draws[1].at"
     assert "overlapping periods" in info.value.problems[0].message
+
+
+# ------------------------------------------------------------- draws from calendars
+
+
+def test_the_000_seed_s_calendars_make_exactly_the_draws_it_listed() -> None:
+    """config/seeds/gold-reef-city.toml listed its 60 draws one by one; its programs'
+    calendars make the same ones (ids, names, times, entry windows, bins, winners), with
+    the proxy deadline 15 minutes before each and the vault-share draw conditional."""
+    cfg = load_config(SEEDS / "gold-reef-city.toml")
+    listed = json.loads((Path(__file__).parent / "data" / "gold-reef-city-draws.json").read_text())
+    tz = cfg.site.timezone
+
+    def wall(dt: datetime) -> str:
+        return dt.astimezone(ZoneInfo(tz)).strftime("%Y-%m-%d %H:%M")
+
+    made = [
+        {
+            "id": d.id,
+            "program": d.program,
+            "name": d.name,
+            "at": wall(d.at),
+            "opens": wall(d.opens),
+            "closes": wall(d.closes),
+            "bin": d.bin_id,
+            "winners": d.winners,
+        }
+        for d in cfg.all_ticket_draws()
+    ]
+    assert sorted(made, key=lambda d: d["id"]) == sorted(listed, key=lambda d: d["id"])
+    assert cfg.ticket_draws == ()  # none listed any more
+    for d in cfg.all_ticket_draws():
+        assert d.proxy_deadline is not None
+        assert (d.at - d.proxy_deadline).total_seconds() == 15 * 60, d.id
+    conditional = [(d.id, d.condition) for d in cfg.all_ticket_draws() if d.condition]
+    assert conditional == [("sat-cash-2025-12-20-2130", "safe not cracked")]
+    moved = {d.id: d.name for d in cfg.all_ticket_draws() if d.id in ("wed-2025-10-21-2000",
+             "queen-2025-10-26")}  # fmt: skip
+    assert moved == {
+        "wed-2025-10-21-2000": "Wednesday cash draw Tue 21 Oct 20:00",
+        "queen-2025-10-26": "Queen tier cash draw Sun 26 Oct 13:00",
+    }
+
+
+CALENDARS = """
+[[ticket_programs.calendars]]
+id = "sat-{at:%Y-%m-%d-%H%M}"
+name = "Saturday {at:%H:%M}"
+bin = "sat-{at:%Y-%m-%d}"
+[ticket_programs.calendars.calendar]
+dated = [{ dates = ["2026-04-25", "2026-05-02"], times = ["15:00", "19:00"] }]
+windows = { entry = { start = "08:00", end = "-5m" }, proxy = { start = "08:00", end = "-30m" } }
+"""
+
+
+def test_a_program_s_calendar_makes_its_draws_and_a_bad_one_is_named() -> None:
+    program = PROGRAM.replace('kind = "fixed_windows"\nstart = "2026-04-18 00:00"\nuse = '
+                              '"previous"\n', 'kind = "day_to_draw"\n')  # fmt: skip
+    cfg = parse_config(tickets(program + CALENDARS))
+    plan = cfg.ticket_plan()
+    assert [d.draw_id for d in plan.draws] == [
+        "sat-2026-04-25-1500", "sat-2026-04-25-1900", "sat-2026-05-02-1500", "sat-2026-05-02-1900",
+    ]  # fmt: skip
+    assert sorted(plan.bins) == ["sat-2026-04-25", "sat-2026-05-02"]
+    first = cfg.all_ticket_draws()[0]
+    assert (first.name, first.closes.strftime("%H:%M")) == ("Saturday 15:00", "14:55")
+    assert first.proxy_deadline is not None and first.proxy_deadline.strftime("%H:%M") == "14:30"
+    cases = [
+        (CALENDARS.replace('end = "-5m"', 'end = "+5m"'),
+         "ticket_programs[0].calendars[0].draw(sat-2026-04-25-1500).closes: must not be after "
+         "the draw"),
+        (CALENDARS.replace("entry = ", "entries = "),
+         "ticket_programs[0].calendars[0].calendar.windows: needs an `entry` window"),
+        (CALENDARS.replace('"sat-{at:%Y-%m-%d-%H%M}"', '"sat-{at.year}"'),
+         "ticket_programs[0].calendars[0].id: "),
+        (CALENDARS.replace('"15:00", "19:00"', '"15:00", "15:00"'),
+         "ticket_programs[0].calendars[0].calendar.dated[0].times: a time is given twice"),
+        (CALENDARS.replace('"sat-{at:%Y-%m-%d-%H%M}"', '"sat-{at:%Y-%m-%d}"'),
+         "ticket_programs[0].calendars[0].draw(sat-2026-04-25).id: duplicate id "
+         "'sat-2026-04-25' (see ticket_programs[0].calendars[0].draw(sat-2026-04-25))"),
+    ]  # fmt: skip
+    for bad, words in cases:
+        with pytest.raises(ConfigError) as e:
+            parse_config(tickets(program + bad))
+        assert words in str(e.value), (words, str(e.value))

@@ -73,6 +73,7 @@ winners = 3
 id = "{LATE}"
 program = "cash"
 name = "Cash draw 21:30"
+condition = "safe not cracked"
 bin = "{EVENING}"
 at = "2026-04-25 21:30"
 opens = "2026-04-25 08:00"
@@ -452,3 +453,15 @@ async def test_bad_input_is_refused_clearly(env: Env) -> None:
     assert (await env.host("picks/9/no-show")).status_code == 404
     r = await env.host("picks/1/void", reason="")
     assert r.status_code == 422
+
+
+async def test_a_conditional_draw_opens_only_while_its_condition_holds(env: Env) -> None:
+    """000 rule 135: the 21:30 vault-share draw only if the safe was not cracked.  The
+    daemon answers from the digit safe (raps.conditions: the stage games fill the hook;
+    until then, not cracked)."""
+    await enter(env, 1)
+    env.service.conditions.safe_cracked = lambda: True
+    r = await env.host("open", draw=LATE)
+    assert r.status_code == 409 and "held only if safe not cracked" in r.text, r.text
+    env.service.conditions.safe_cracked = lambda: False
+    assert (await env.host("open", draw=LATE)).status_code == 200

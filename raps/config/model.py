@@ -42,6 +42,7 @@ from raps.config.tickets import (
     TicketDrawConfig,
     TicketProgramConfig,
     build_plan,
+    calendar_draws,
     ticket_problems,
 )
 from raps.config.users import UserConfig
@@ -80,6 +81,8 @@ class Config(StrictModel):
     witness: WitnessConfig | None = None
 
     _source: str = PrivateAttr(default="<config>")
+    _calendar_draws: tuple[TicketDrawConfig, ...] = PrivateAttr(default=())
+    _draw_keys: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="before")
     @classmethod
@@ -178,16 +181,25 @@ class Config(StrictModel):
         )
 
     def _ticket_references(self) -> list[tuple[str, str]]:
-        """The ticket sections, checked among themselves and then as the core's plan."""
+        """The ticket sections, checked among themselves and then as the core's plan; the
+        programs' calendars make their draws first (kept beside the listed ones)."""
         tz = self.site.timezone
-        programs, draws = self.ticket_programs, self.ticket_draws
-        problems = ticket_problems(programs, draws, self.promotions_by_id(), tz)
+        made, keys, problems = calendar_draws(self.ticket_programs, tz)
+        self._calendar_draws = tuple(made)
+        self._draw_keys = (*(f"ticket_draws[{j}]" for j in range(len(self.ticket_draws))), *keys)
+        programs, draws = self.ticket_programs, self.all_ticket_draws()
+        problems += ticket_problems(programs, draws, self.promotions_by_id(), tz, self._draw_keys)
         if not problems:
             try:
-                build_plan(programs, draws, tz)
+                build_plan(programs, draws, tz, self._draw_keys)
             except KeyedError as e:
                 problems.append((e.key, str(e)))
         return problems
+
+    def all_ticket_draws(self) -> tuple[TicketDrawConfig, ...]:
+        """Every ticket draw: those listed in [[ticket_draws]], then those the programs'
+        calendars make ([[ticket_programs.calendars]])."""
+        return (*self.ticket_draws, *self._calendar_draws)
 
     def _sas_references(self) -> list[tuple[str, str]]:
         """SAS channels and Modbus gateways name machines of the floor, each once only."""
@@ -284,9 +296,9 @@ class Config(StrictModel):
         """The core's TicketPlan of every [[ticket_programs]] and [[ticket_draws]] entry,
         in the site's time zone (an empty plan when there are none)."""
         tz = self.site.timezone
-        return self._core(
-            "ticket_draws", lambda: build_plan(self.ticket_programs, self.ticket_draws, tz)
-        )
+        draws = self.all_ticket_draws()
+        keys = self._draw_keys if len(self._draw_keys) == len(draws) else None
+        return self._core("ticket_draws", lambda: build_plan(self.ticket_programs, draws, tz, keys))
 
     def stage_plan(self) -> StagePlan:
         """The game that follows each ticket draw, the safe's rules and the car draws."""

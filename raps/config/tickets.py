@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, time
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from adapters.wire.settings import StrictModel, key_problems
 from raps.config.common import (
@@ -26,9 +26,11 @@ from raps.config.common import (
     parse_hhmm,
     site_time,
 )
+from raps.config.draw_calendars import DrawCalendarConfig
 from raps.config.errors import KeyedError, key_part
 from raps.config.promotions import TierName
 from raps.config.stage import PrizeConfig, StageConfig
+from selector.calendar_spec import SpecError
 from selector.events import Tier
 from selector.tickets import PeriodKind, PeriodRule, TicketDraw, TicketPlan, TicketProgram
 
@@ -101,6 +103,8 @@ class TicketProgramConfig(StrictModel):
     cap: int | None = Field(default=None, ge=1)
     period: TicketPeriodConfig
     stage: StageConfig = Field(default_factory=StageConfig)
+    # its draws from calendars (raps.config.draw_calendars), besides any [[ticket_draws]]
+    calendars: tuple[DrawCalendarConfig, ...] = ()
 
     @field_validator("id")
     @classmethod
@@ -142,16 +146,20 @@ class TicketDrawConfig(StrictModel):
     bin: str | None = None  # draws naming one bin share its tickets; default: its own
     winners: int = Field(default=5, ge=1)
     prizes: tuple[PrizeConfig, ...] | None = None  # by position; default: the program's
+    # proxy forms until then; default: the program's proxy_deadline_minutes before `at`
+    proxy_deadline: datetime | None = None
+    # held only if this holds (000: "safe not cracked"), asked of the daemon at open
+    condition: str | None = Field(default=None, min_length=1, max_length=80)
 
     @field_validator("id", "bin")
     @classmethod
     def _plain_id(cls, v: str | None) -> str | None:
         return None if v is None else check_item_id(v)
 
-    @field_validator("at", "opens", "closes", mode="before")
+    @field_validator("at", "opens", "closes", "proxy_deadline", mode="before")
     @classmethod
     def _iso(cls, v: Any) -> Any:
-        return parse_datetime(v)
+        return None if v is None else parse_datetime(v)
 
     @model_validator(mode="after")
     def _prizes_within_winners(self) -> TicketDrawConfig:
@@ -169,16 +177,48 @@ class TicketDrawConfig(StrictModel):
 # ------------------------------------------------------------------ cross-checks
 
 
+def calendar_draws(
+    programs: Sequence[TicketProgramConfig], tz: str
+) -> tuple[list[TicketDrawConfig], list[str], list[tuple[str, str]]]:
+    """The draws the programs' calendars make, each with the key it is reported under
+    (``ticket_programs[0].calendars[1].draw(wed-2025-10-01-1300)``), and the problems of
+    calendars that cannot make any."""
+    draws: list[TicketDrawConfig] = []
+    keys: list[str] = []
+    problems: list[tuple[str, str]] = []
+    for i, p in enumerate(programs):
+        for k, cal in enumerate(p.calendars):
+            where = f"ticket_programs[{i}].calendars[{k}]"
+            try:
+                made = cal.draws(p.id, tz)
+            except SpecError as e:
+                problems.append((f"{where}.{e.key}", e.reason))
+                continue
+            for d in made:
+                try:
+                    draws.append(TicketDrawConfig(**d))
+                except ValidationError as e:
+                    first = e.errors()[0]
+                    field = ".".join(str(x) for x in first["loc"])
+                    problems.append((f"{where}.draw({d['id']}).{field}", first["msg"]))
+                    continue
+                keys.append(f"{where}.draw({d['id']})")
+    return draws, keys, problems
+
+
 def ticket_problems(
     programs: Sequence[TicketProgramConfig],
     draws: Sequence[TicketDrawConfig],
     promotions: Collection[str],
     tz: str,
+    keys: Sequence[str] | None = None,
 ) -> list[tuple[str, str]]:
     """What is wrong between the entries, and with the rest of the config, each under its
-    own key; the core's plan (`build_plan`) finds the rest once these are fixed."""
+    own key (`keys`: each draw's; default ``ticket_draws[j]``); the core's plan
+    (`build_plan`) finds the rest once these are fixed."""
+    keys = keys or [f"ticket_draws[{j}]" for j in range(len(draws))]
     problems = duplicates("ticket_programs", [p.id for p in programs])
-    problems += duplicates("ticket_draws", [d.id for d in draws])
+    problems += _duplicate_draws(draws, keys)
     known = ", ".join(repr(k) for k in promotions)
     for i, p in enumerate(programs):
         where = f"ticket_programs[{i}]"
@@ -198,7 +238,7 @@ def ticket_problems(
             problems.append((f"{where}.period.last_end", f"must be after start ({_shown(start)})"))
     program_ids = ", ".join(repr(p.id) for p in programs) or "none"
     for j, d in enumerate(draws):
-        where = f"ticket_draws[{j}]"
+        where = keys[j]
         if d.program not in {p.id for p in programs}:
             problems.append(
                 (f"{where}.program", f"no ticket program has id {d.program!r} (ids: {program_ids})")
@@ -214,7 +254,20 @@ def ticket_problems(
             problems.append(
                 (f"{where}.closes", f"must not be after the draw (at = {_shown(d.at)})")
             )
-    return problems + _bin_problems(draws)
+    return problems + _bin_problems(draws, keys)
+
+
+def _duplicate_draws(
+    draws: Sequence[TicketDrawConfig], keys: Sequence[str]
+) -> list[tuple[str, str]]:
+    seen: dict[str, int] = {}
+    out = []
+    for j, d in enumerate(draws):
+        if d.id in seen:
+            out.append((f"{keys[j]}.id", f"duplicate id {d.id!r} (see {keys[seen[d.id]]})"))
+        else:
+            seen[d.id] = j
+    return out
 
 
 def _times(where: str, entry: Any, keys: Sequence[str], tz: str) -> list[tuple[str, str]]:
@@ -227,19 +280,19 @@ def _times(where: str, entry: Any, keys: Sequence[str], tz: str) -> list[tuple[s
     return out
 
 
-def _bin_problems(draws: Sequence[TicketDrawConfig]) -> list[tuple[str, str]]:
+def _bin_problems(draws: Sequence[TicketDrawConfig], keys: Sequence[str]) -> list[tuple[str, str]]:
     """A bin belongs to one program; a draw's id names no bin but its own."""
     index = {d.id: k for k, d in enumerate(draws)}
     owner: dict[str, int] = {}
     problems = []
     for j, d in enumerate(draws):
-        key = f"ticket_draws[{j}].{'bin' if d.bin else 'program'}"
+        key = f"{keys[j]}.{'bin' if d.bin else 'program'}"
         k = index.get(d.bin_id, j)
         if d.bin is not None and k != j and draws[k].bin_id != d.bin:
             problems.append(
                 (
                     key,
-                    f"{d.bin!r} is the id of ticket_draws[{k}], whose tickets go to bin "
+                    f"{d.bin!r} is the id of {keys[k]}, whose tickets go to bin "
                     f"{draws[k].bin_id!r}; a draw's id names only its own bin",
                 )
             )
@@ -250,7 +303,7 @@ def _bin_problems(draws: Sequence[TicketDrawConfig]) -> list[tuple[str, str]]:
                 (
                     key,
                     f"bin {d.bin_id!r} is of program {draws[first].program!r} "
-                    f"(ticket_draws[{first}]); a bin's tickets come from one program",
+                    f"({keys[first]}); a bin's tickets come from one program",
                 )
             )
     return problems
@@ -297,13 +350,17 @@ def core_draw(d: TicketDrawConfig, tz: str) -> TicketDraw:
 
 
 def build_plan(
-    programs: Sequence[TicketProgramConfig], draws: Sequence[TicketDrawConfig], tz: str
+    programs: Sequence[TicketProgramConfig],
+    draws: Sequence[TicketDrawConfig],
+    tz: str,
+    keys: Sequence[str] | None = None,
 ) -> TicketPlan:
     """The core's plan in the site's zone; a refusal is a KeyedError naming the entry."""
+    keys = keys or [f"ticket_draws[{j}]" for j in range(len(draws))]
     core_programs = [
         _keyed(f"ticket_programs[{i}]", core_program, p, tz) for i, p in enumerate(programs)
     ]
-    core_draws = [_keyed(f"ticket_draws[{j}]", core_draw, d, tz) for j, d in enumerate(draws)]
+    core_draws = [_keyed(keys[j], core_draw, d, tz) for j, d in enumerate(draws)]
     try:
         return TicketPlan(core_programs, core_draws, tz)
     except ValueError as whole:
@@ -312,7 +369,7 @@ def build_plan(
             try:
                 TicketPlan(core_programs, core_draws[:n], tz)
             except ValueError as exc:
-                raise KeyedError(f"ticket_draws[{n - 1}].at", str(exc)) from exc
+                raise KeyedError(f"{keys[n - 1]}.at", str(exc)) from exc
         raise KeyedError("ticket_programs", str(whole)) from whole
 
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 from raps.config import Config
+from raps.config.common import site_time
 from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.seal import SeedSealer
@@ -112,6 +113,7 @@ class StageDraw:
     announce_name: str
     announce_where: str
     day: date
+    condition: str | None = None  # held only if it holds (raps.conditions)
 
 
 class StageDesk:
@@ -148,6 +150,8 @@ class StageDesk:
         self.version = 0  # grows with every commit: the screens' cheap "anything new?"
         self.log = get_logger(component="stage")
         self.games: DrawGames | None = None  # the stage games that follow the draws
+        # whether a conditional draw's condition holds (raps.conditions; the service sets it)
+        self.conditions: Callable[[str], bool | None] = lambda _condition: None
         tickets.entry_listeners.append(self._entered)
 
     # ------------------------------------------------------------------ startup
@@ -226,6 +230,10 @@ class StageDesk:
 
     async def open(self, draw_id: str, actor: Actor, command_id: str) -> TicketDrawSession:
         sd = self.stage_draw(draw_id)
+        if sd.condition is not None and self.conditions(sd.condition) is False:
+            raise StageRefused(
+                "condition_not_met", f"draw {draw_id} is held only if {sd.condition}: it is not"
+            )
         seed = secrets.token_bytes(SEED_BYTES)
         stream = draw_stream(draw_id)
         witness: dict[str, WitnessAtOpen] = {}
@@ -730,20 +738,24 @@ def _code(e: Exception) -> str:
 def _stage_draws(cfg: Config, tickets: TicketDesk, zone: ZoneInfo) -> dict[str, StageDraw]:
     programs = {p.id: p for p in cfg.ticket_programs}
     out: dict[str, StageDraw] = {}
-    for dc in cfg.ticket_draws:
+    for dc in cfg.all_ticket_draws():  # listed, and made by the programs' calendars
         prog = programs[dc.program]
         draw = tickets.plan.draw(dc.id)
         at = draw.at.astimezone(zone)
+        minutes = timedelta(minutes=prog.stage.proxy_deadline_minutes)
         out[dc.id] = StageDraw(
             draw=draw,
             rules=prog.stage.rules(dc.winners, dc.prizes),
             promotion_id=prog.promotion,
             program_name=prog.name or prog.id,
             proxy_conflict=prog.stage.conflict,
-            proxy_deadline=at - timedelta(minutes=prog.stage.proxy_deadline_minutes),
+            proxy_deadline=at - minutes
+            if dc.proxy_deadline is None
+            else site_time(dc.proxy_deadline, zone.key),
             collect_days=prog.stage.collect_days,
             announce_name=prog.stage.announce_name,
             announce_where=prog.stage.announce_where,
             day=at.date(),
+            condition=dc.condition,
         )
     return out
