@@ -99,6 +99,7 @@ def month_view(service: Service, month: date) -> dict[str, Any]:
         "open_now": _open_now(service, now),
         "next": _sorted(upcoming)[:NEXT_ITEMS],
         "promotions": _promotions(service),
+        "areas": sorted(service.floor.layout.areas()),  # for the promotion form
     }
 
 

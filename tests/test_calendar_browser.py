@@ -1,7 +1,10 @@
-"""The calendar page in Chromium, on the real daemon: marketing creates a session (a bad
-one is refused naming its field), changes it, an admin approves it; the daemon is
-killed with SIGKILL and started again, and the page shows the session as it was left,
-history and all; `raps verify` lists each change with who and why."""
+"""The calendar page in Chromium, on the real daemon: marketing creates a promotion and a
+session (a bad one refused naming its field), changes the session and proposes the new
+promotion's period and calendar (an impossible one refused); an admin approves each,
+and a session the calendar made is cancelled.  The daemon is killed with SIGKILL and
+started again: the page and the API show everything as it was left, the calendar
+document exactly as proposed, history and all; `raps verify` lists each change with
+who and why."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from bench.harness import raps_command
 from tests import test_pages_browser as browser_test
 from tests.daemon_helpers import cheap_hash
 from tests.test_pages_browser import (  # noqa: F401  (chromium, chromium_path, daemon: fixtures)
+    LIVE,
     MARKETING,
     PIN,
     RAPS,
@@ -51,6 +55,8 @@ role = "admin"
 password_hash = '{cheap_hash(ADMIN_PW)}'
 """
         text = path.read_text()
+        # the pages test's live session runs now for three hours: this test schedules its own
+        text = re.sub(rf'\[\[sessions\]\]\nid = "{LIVE}"\n(?:[a-z_]+ = [^\n]*\n)*', "", text)
         head, users = text.split("[[users]]", 1)
         path.write_text(head + admin + "\n[[users]]" + users)
         return path
@@ -113,20 +119,53 @@ def fill_new_session(page: Page, starts: datetime, ends: datetime, reason: str) 
     page.click("#f-submit")
 
 
-def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
+def sprint_calendar(day: date, end: str) -> dict[str, object]:
+    return {
+        "dated": [{"dates": [f"{day}"], "times": ["18:00"]}],
+        "windows": {"raps": {"start": "at", "end": end}},
+    }
+
+
+def approve(page: Page, promotion: str, reason: str) -> None:
+    page.click(f'.promo[data-promotion="{promotion}"] >> text=Approve changes')
+    page.fill("#f-reason", reason)
+    page.click("#f-submit")
+    expect(page.locator("#toast")).to_contain_text("Changes approved")
+
+
+def test_promotions_and_sessions_made_on_the_calendar_page_survive_a_kill_9(
     chromium: Browser,  # noqa: F811  (the fixture imported above)
     calendar_daemon: Daemon,
 ) -> None:
     d = calendar_daemon
     starts = (datetime.now(TZ) + timedelta(hours=2)).replace(second=0, microsecond=0)
     ends = starts + timedelta(hours=1)
+    week = (starts + timedelta(days=7)).date()
+    made = f"sprint-{week:%Y%m%d}-1800"
     errors: list[str] = []
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     try:
         mk = context.new_page()
         mk.on("pageerror", lambda e: errors.append(str(e)))
         open_calendar(mk, d.url, MARKETING, PIN, starts)
-        expect(mk.locator("#new-session")).to_be_visible()
+
+        # a promotion created on the page: proposed, nothing runs until an admin approves
+        mk.click("#new-promotion")
+        mk.fill("#f-promotion_id", "sprint")
+        mk.fill("#f-name", "Slots sprint")
+        mk.fill("#f-threshold_points", "10")
+        mk.fill("#f-end", "07:00")
+        mk.uncheck('#f-pool_kinds input[value="tables"]')
+        mk.fill("#f-reason", "a slots-only sprint for the launch week")
+        mk.click("#f-submit")
+        expect(mk.locator("#d-error")).to_contain_text("window.end: must be after start 08:00")
+        expect(mk.locator("#f-end")).to_have_class("invalid")
+        mk.fill("#f-end", "19:00")
+        mk.click("#f-submit")
+        expect(mk.locator("#toast")).to_contain_text("Proposed: an admin approves it")
+        sprint = mk.locator('.promo[data-promotion="sprint"]')
+        expect(sprint).to_contain_text("NEW")
+        expect(sprint).to_contain_text("WAITING: who qualifies")
 
         fill_new_session(mk, starts, starts - timedelta(hours=1), "extra session for the launch")
         expect(mk.locator("#d-error")).to_contain_text("ends: must be after starts")
@@ -135,7 +174,6 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         mk.click("#f-submit")
         expect(mk.locator("#toast")).to_contain_text("Session created")
         expect(item(mk)).to_contain_text("PROPOSED")  # type: ignore[arg-type]
-
         item(mk).click()  # type: ignore[attr-defined]
         mk.click("text=Change")
         mk.fill("#f-slots", "3")
@@ -147,6 +185,8 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         ad = context.browser.new_context(viewport={"width": 1280, "height": 900}).new_page()  # type: ignore[union-attr]
         ad.on("pageerror", lambda e: errors.append(str(e)))
         open_calendar(ad, d.url, ADMIN, ADMIN_PW, starts)
+        approve(ad, "sprint", "checked with compliance")
+        expect(ad.locator('.promo[data-promotion="sprint"]')).not_to_contain_text("NEW")
         item(ad).click()  # type: ignore[attr-defined]
         ad.click("#d-actions >> text=Approve")
         ad.fill("#f-reason", "approved: within the promotion's rules")
@@ -154,37 +194,31 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         expect(ad.locator("#toast")).to_contain_text("Approved")
         expect(item(ad)).not_to_contain_text("PROPOSED")  # type: ignore[arg-type]
 
-        # the promotion's period and calendar, set on the page: a session per occurrence
-        week = (starts + timedelta(days=7)).date()
-        ad.click('.promo[data-promotion="raps-test"] >> text=Period and calendar')
-        ad.fill("#f-first", f"{starts.date() - timedelta(days=1)}")
-        ad.fill("#f-last", f"{week + timedelta(days=7)}")
-        ad.fill(
-            "#f-calendar",
-            json.dumps(
-                {
-                    "dated": [{"dates": [f"{week}"], "times": ["18:00"]}],
-                    "windows": {"raps": {"start": "at", "end": "17:00"}},
-                }
-            ),
-        )
-        ad.fill("#f-calendar_sessions", json.dumps({"window": "raps", "slots": 2, "tables": 1}))
-        ad.fill("#f-reason", "the Saturday after next, as marketing asked")
-        ad.click("#f-submit")
-        expect(ad.locator("#d-error")).to_contain_text("ends (17:00) before it starts")
-        ad.fill(
-            "#f-calendar",
-            json.dumps(
-                {
-                    "dated": [{"dates": [f"{week}"], "times": ["18:00"]}],
-                    "windows": {"raps": {"start": "at", "end": "19:00"}},
-                }
-            ),
-        )
-        ad.click("#f-submit")
-        expect(ad.locator("#toast")).to_contain_text("Calendar saved")
-        made = f"raps-test-{week:%Y%m%d}-1800"
+        # marketing's calendar for the new promotion: refused when impossible, else proposed
+        mk.reload()
+        mk.click('.promo[data-promotion="sprint"] >> text=Period and calendar')
+        mk.fill("#f-first", f"{starts.date() - timedelta(days=1)}")
+        mk.fill("#f-last", f"{week + timedelta(days=7)}")
+        mk.fill("#f-calendar", json.dumps(sprint_calendar(week, "17:00")))
+        mk.fill("#f-calendar_sessions", json.dumps({"window": "raps", "slots": 2, "tables": 0}))
+        mk.fill("#f-reason", "the Saturday after next")
+        mk.click("#f-submit")
+        expect(mk.locator("#d-error")).to_contain_text("ends (17:00) before it starts")
+        mk.fill("#f-calendar", json.dumps(sprint_calendar(week, "19:00")))
+        mk.click("#f-submit")
+        expect(mk.locator("#toast")).to_contain_text("Calendar proposed: an admin approves it")
+        promos = {p["id"]: p for p in d.api(f"/api/calendar?month={week:%Y-%m}")["promotions"]}
+        assert promos["sprint"]["calendar"] is None  # nothing applies before the approval
+
+        ad.reload()
+        approve(ad, "sprint", "the launch week, as planned")
         assert d.api(f"/api/schedule/sessions/{made}")["status"] == "approved"
+        open_calendar(ad, d.url, ADMIN, ADMIN_PW, datetime.combine(week, starts.timetz()))
+        ad.locator(f'.item[data-id="{made}"]').click()
+        ad.click("#d-actions >> text=Cancel session")
+        ad.fill("#f-reason", "the sprint's Saturday moved to the app")
+        ad.click("#f-submit")
+        expect(ad.locator("#toast")).to_contain_text("Cancelled")
         ad.context.close()
 
         restart(d)
@@ -193,17 +227,24 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         open_calendar(page, d.url, MARKETING, PIN, starts)
         expect(item(page)).to_be_visible()  # type: ignore[arg-type]
         expect(item(page)).not_to_contain_text("PROPOSED")  # type: ignore[arg-type]
+        expect(page.locator('.promo[data-promotion="sprint"]')).to_contain_text(
+            "Qualify: 10 points 08:00-19:00"
+        )
         item(page).click()  # type: ignore[attr-defined]
         hist = page.locator(".hist li")
         expect(hist).to_have_count(3)
         expect(hist.nth(1)).to_contain_text("changed (slots) by ann (marketing): one more slot")
         expect(hist.nth(2)).to_contain_text("approved by ada (admin)")
         assert d.api(f"/api/schedule/sessions/{SID}")["slots"] == 3
+        assert d.api(f"/api/schedule/sessions/{made}")["state"] == "cancelled"
         sessions = {s["session_id"]: s for s in d.api("/api/sessions")}
         assert sessions[SID]["state"] == "scheduled"  # on the handheld, ready to open
-        assert made in sessions  # the calendar's session, after the kill -9 too
-        promo = d.api(f"/api/calendar?month={week:%Y-%m}")["promotions"][0]
-        assert promo["period"]["last"] == f"{week + timedelta(days=7)}"
+        assert made not in sessions  # cancelled: off the handheld, after the kill -9 too
+        promos = {p["id"]: p for p in d.api(f"/api/calendar?month={week:%Y-%m}")["promotions"]}
+        assert promos["sprint"]["calendar"] == sprint_calendar(week, "19:00")  # as proposed
+        assert promos["sprint"]["period"]["last"] == f"{week + timedelta(days=7)}"
+        assert promos["sprint"]["definition"]["pool_kinds"] == ["slots"]
+        assert promos["sprint"]["waiting"] is None
     finally:
         context.close()
     assert errors == []
@@ -215,7 +256,18 @@ def test_sessions_made_on_the_calendar_page_survive_a_kill_9(
         check=False,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    changes = [x for x in out.stdout.splitlines() if x.startswith("  CHANGE: ") and SID in x]
-    assert len(changes) == 3, out.stdout
-    assert "session_approved cal-extra by ada (admin): " in changes[2]
-    assert "approved: within the promotion's rules" in changes[2]
+    changes = [x for x in out.stdout.splitlines() if x.startswith("  CHANGE: ")]
+    mine = [x for x in changes if SID in x]
+    assert len(mine) == 3, out.stdout
+    assert "session_approved cal-extra by ada (admin): " in mine[2]
+    assert "approved: within the promotion's rules" in mine[2]
+    logged = [re.match(r"  CHANGE: \S+ (\S+) (\S+) by", x) for x in changes]
+    sprint_log = [m[1] for m in logged if m and m[2] == "sprint"]
+    assert sprint_log == [
+        "promotion_proposed",
+        "promotion_approved",
+        "promotion_added",
+        "promotion_proposed",
+        "promotion_approved",
+        "promotion_set",
+    ], out.stdout

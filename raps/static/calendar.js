@@ -1,8 +1,9 @@
 // The calendar page: a month of every promotion's RAPS sessions, ticket draws and
 // calendar occurrences; what is open now and next; eligible players and entered tickets.
-// Marketing and admins create, reschedule and cancel sessions and set a promotion's
-// period and calendar; an admin approves marketing's sessions.  Every change asks why:
-// the reason is journaled with the user's name.
+// Marketing and admins create, reschedule and cancel sessions, create promotions and
+// change who qualifies, a promotion's period and its calendar; an admin approves
+// marketing's sessions and promotion changes (which wait until then).  Every change
+// asks why: the reason is journaled with the user's name.
 //
 // Changes are retry-safe like the handheld's: one command id per submit, re-sent
 // unchanged after a lost reply or a 503 (RAPS.deliver).  A refusal names its field,
@@ -81,17 +82,42 @@
       " ", el("button", { type: "button", class: "secondary small", onclick: () => openDetail(i) }, "Details"))));
   }
 
+  function qualifies(d) {
+    if (!d) return "as configured";
+    const areas = d.areas_included ? `only ${d.areas_included.join(", ")}` : "every area";
+    const out = d.areas_excluded.length ? `, not ${d.areas_excluded.join(", ")}` : "";
+    return `${d.threshold_points} points ${d.window.start}-${d.window.end}, ${d.tiers.join("/")}, ` +
+      `${d.pool_kinds.join(" + ")}, ${areas}${out}`;
+  }
+
   function renderPromotions() {
     $("promotions").replaceChildren(...view.promotions.map((p) => {
       const eligible = p.pool_kinds.map((k) => `${p.eligible[k] || 0} ${k}`).join(", ");
       const period = p.period ? `${p.period.first} to ${p.period.last}` : "no period set";
       const row = el("div", { class: "promo", dataset: { promotion: p.id } },
-        el("strong", {}, p.name), el("span", {}, `Period: ${period}`),
-        el("span", { class: "eligible" }, `Eligible now: ${eligible}`),
+        el("strong", {}, p.name), p.exists ? "" : el("span", { class: "badge warn" }, "NEW"),
+        el("span", { class: "qualifies" }, `Qualify: ${qualifies(p.definition)}`),
+        el("span", {}, `Period: ${period}`),
+        p.exists ? el("span", { class: "eligible" }, `Eligible now: ${eligible || "none"}`) : "",
         el("span", {}, p.calendar ? "Calendar set" : "No calendar"));
+      if (p.waiting) {
+        const w = p.waiting;
+        const what = [w.definition ? "who qualifies" : "", w.changes_plan ? "period and calendar" : ""]
+          .filter(Boolean).join(" and ");
+        row.append(el("span", { class: "badge warn waiting" }, `WAITING: ${what}`),
+          el("span", { class: "waiting-by" }, `proposed by ${w.by} (${w.role}): ${w.reason}`));
+        if (isAdmin()) {
+          row.append(el("button", { type: "button", class: "small", onclick: () => decideForm(p, "approve") }, "Approve changes"),
+            el("button", { type: "button", class: "secondary small", onclick: () => decideForm(p, "reject") }, "Reject"));
+        }
+      }
       if (planner()) {
-        row.append(el("button", { type: "button", class: "secondary small", onclick: () => promotionForm(p) },
-          "Period and calendar"));
+        row.append(el("button", { type: "button", class: "secondary small", onclick: () => definitionForm(p) },
+          "Who qualifies"));
+        if (p.exists) {
+          row.append(el("button", { type: "button", class: "secondary small", onclick: () => promotionForm(p) },
+            "Period and calendar"));
+        }
       }
       return row;
     }));
@@ -189,6 +215,7 @@
       ["Starts", shown(s.at)], ["Window ends", s.ends ? shown(s.ends) : "no window"],
       ["Winners", `${s.slots} slots, ${s.tables} tables`], ["Claim", claimText(s)],
       ["Mode", s.rehearsal ? "rehearsal" : "live"], ["Picks", String(s.picks)]];
+    if (s.off_calendar) rows.push(["Off the calendar", s.off_calendar]);
     const hist = el("ul", { class: "hist" }, s.history.map((h) => el("li", {},
       `${shown(h.at)} · ${h.type.replace("session_", "")}${h.changed.length ? " (" + h.changed.join(", ") + ")" : ""} by ${h.user} (${h.role}): ${h.reason}`)));
     const actions = [];
@@ -240,6 +267,8 @@
         el("option", { value: "absent", selected: s.claim_starts === "absent" }, "when the winner is found absent")),
       ...field("Escalate a winner nobody reached after (seconds; 0: never)", "max_en_route_seconds",
         s.max_en_route_seconds === null ? 0 : (s.max_en_route_seconds ?? 120), { type: "number", min: 0, max: 3600 }),
+      ...field("Off the calendar: why (only for a live session outside the calendar's windows)", "off_calendar",
+        s.off_calendar || "", { maxlength: 500, autocomplete: "off" }),
       ...field("Why (journaled with your name)", "reason", "", { maxlength: 500, autocomplete: "off" }));
     const title = mode === "new" ? "New session" : `Change ${s.name}`;
     show(title, body, [el("button", { type: "button", id: "f-submit", onclick: () => submitSession(s, mode) },
@@ -263,6 +292,7 @@
       name: value("name") || null, starts: value("starts") || null, ends: value("ends") || null,
       slots: number("slots"), tables: number("tables"), claim_seconds: number("claim_seconds"),
       claim_starts: value("claim_starts"), max_en_route_seconds: number("max_en_route_seconds"),
+      off_calendar: value("off_calendar") || null,
     };
     if (mode === "new") {
       await send("/api/schedule/sessions", { ...f, session_id: value("session_id"), promotion_id: value("promotion_id"),
@@ -271,7 +301,8 @@
       const changes = {};
       const before = { name: s.name === s.id ? null : s.name, starts: wall(s.at), ends: s.ends ? wall(s.ends) : null,
         slots: s.slots, tables: s.tables, claim_seconds: s.claim_seconds,
-        claim_starts: s.claim_starts, max_en_route_seconds: s.max_en_route_seconds || 0 };
+        claim_starts: s.claim_starts, max_en_route_seconds: s.max_en_route_seconds || 0,
+        off_calendar: s.off_calendar || null };
       for (const [k, v] of Object.entries(f)) if (v !== before[k] && v !== null) changes[k] = v;
       await send(`/api/schedule/sessions/${encodeURIComponent(s.id)}/change`, { changes, reason: value("reason") }, "Change saved");
     }
@@ -315,7 +346,80 @@
       $("d-error").textContent = e.message;
       return;
     }
-    await send(`/api/schedule/promotions/${encodeURIComponent(p.id)}`, body, "Calendar saved");
+    await send(`/api/schedule/promotions/${encodeURIComponent(p.id)}`, body,
+      isAdmin() ? "Calendar saved" : "Calendar proposed: an admin approves it");
+  }
+
+  // ------------------------------------------------------- who qualifies, approvals
+
+  const TIERS = ["ten", "jack", "queen", "king", "ace"];
+  const POOLS = ["slots", "tables"];
+
+  function checks(name, all, chosen) {
+    return el("div", { class: "checks", id: `f-${name}` }, all.map((x) => el("label", { class: "check" },
+      el("input", { type: "checkbox", name, value: x, checked: chosen.includes(x) }), ` ${x}`)));
+  }
+
+  function definitionForm(p) {
+    const d = (p && (p.definition || (p.waiting && p.waiting.definition))) || { threshold_points: 50, window: { start: "08:00", end: "19:00" },
+      tiers: TIERS, pool_kinds: POOLS, areas_included: null, areas_excluded: [], min_active_seconds: 0 };
+    const isNew = !p;
+    const body = [];
+    if (isNew) body.push(...field("Promotion id (letters, digits, '.', '_', '-')", "promotion_id", "", { maxlength: 64, autocomplete: "off", spellcheck: "false" }));
+    body.push(...field("Name", "name", p ? p.name : "", { maxlength: 80 }),
+      el("div", { class: "row2" },
+        el("div", {}, ...field("Points to qualify", "threshold_points", d.threshold_points, { type: "number", min: 0 })),
+        el("div", {}, ...field("Seconds active without a break", "min_active_seconds", d.min_active_seconds, { type: "number", min: 0 }))),
+      el("div", { class: "row2" },
+        el("div", {}, ...field("Points count from (HH:MM)", "start", d.window.start, { autocomplete: "off" })),
+        el("div", {}, ...field("until (HH:MM, 24:00 midnight)", "end", d.window.end, { autocomplete: "off" }))),
+      el("label", { for: "f-tiers" }, "Tiers"), checks("tiers", TIERS, d.tiers),
+      el("label", { for: "f-pool_kinds" }, "Pools"), checks("pool_kinds", POOLS, d.pool_kinds),
+      ...field(`Only these areas (comma-separated; empty: every area). Areas: ${view.areas.join(", ")}`, "areas_included",
+        d.areas_included ? d.areas_included.join(", ") : "", { autocomplete: "off" }),
+      ...field("Never these areas (comma-separated)", "areas_excluded", d.areas_excluded.join(", "), { autocomplete: "off" }),
+      ...field("Why (journaled with your name)", "reason", "", { maxlength: 500, autocomplete: "off" }));
+    const note = isAdmin() ? "Applies at once." : "An admin approves it before it applies.";
+    show(isNew ? "New promotion" : `${p.name}: who qualifies`, [...body, el("p", { class: "note" }, note)],
+      [el("button", { type: "button", id: "f-submit", onclick: () => submitDefinition(p) }, isNew ? "Create promotion" : "Save")]);
+  }
+
+  function chosen(name) {
+    return [...document.querySelectorAll(`#d-body [name="${name}"]:checked`)].map((x) => x.value);
+  }
+
+  function list(text) {
+    return text.split(",").map((x) => x.trim()).filter(Boolean);
+  }
+
+  async function submitDefinition(p) {
+    const id = p ? p.id : value("promotion_id");
+    const inside = value("areas_included");
+    const definition = {
+      name: value("name"), threshold_points: Number(value("threshold_points")),
+      min_active_seconds: Number(value("min_active_seconds")),
+      window: { start: value("start"), end: value("end") },
+      tiers: chosen("tiers"), pool_kinds: chosen("pool_kinds"),
+      areas_included: inside ? list(inside) : null, areas_excluded: list(value("areas_excluded")),
+    };
+    await send(`/api/schedule/promotions/${encodeURIComponent(id || "-")}/definition`, { definition, reason: value("reason") },
+      isAdmin() ? "Promotion saved" : "Proposed: an admin approves it");
+  }
+
+  function decideForm(p, what) {
+    const w = p.waiting;
+    const rows = [["Proposed by", `${w.by} (${w.role}), ${shown(w.at)}`], ["Why", w.reason]];
+    if (w.definition) rows.push(["Who qualifies", qualifies(w.definition)], ["Name", w.definition.name]);
+    if (w.changes_plan) {
+      rows.push(["Period", w.period ? `${w.period.first} to ${w.period.last}` : "none"],
+        ["Calendar", w.calendar ? JSON.stringify(w.calendar) : "none"],
+        ["Sessions", w.calendar_sessions ? JSON.stringify(w.calendar_sessions) : "none"]);
+    }
+    const label = what === "approve" ? "Approve changes" : "Reject";
+    show(`${label}: ${p.name}`, [facts(rows), ...field("Why (journaled with your name)", "reason", what === "approve" ? "approved" : "", { maxlength: 500 })],
+      [el("button", { type: "button", id: "f-submit", class: what === "reject" ? "danger" : "",
+        onclick: () => send(`/api/schedule/promotions/${encodeURIComponent(p.id)}/${what}`, { reason: value("reason") },
+          what === "approve" ? "Changes approved" : "Changes rejected") }, label)]);
   }
 
   function refusal(data, status) {
@@ -345,7 +449,7 @@
     }
     const [name, text] = refusal(res.data, res.status);
     $("d-error").textContent = name && !text.startsWith(name) ? `${name}: ${text}` : text;
-    const key = String(name || "").split(".").pop();
+    const key = String(name || "").split(".").pop().replace(/\[\d+\]$/, "");
     const input = document.querySelector(`#d-body [name="${key}"]`);
     if (input) {
       input.classList.add("invalid");
@@ -375,6 +479,8 @@
     $("next").addEventListener("click", () => shift(1));
     $("today").addEventListener("click", () => { month = parts(new Date(RAPS.now()).toISOString()).day.slice(0, 7); shift(0); });
     if (planner()) {
+      $("new-promotion").hidden = false;
+      $("new-promotion").addEventListener("click", () => definitionForm(null));
       $("new-session").hidden = false;
       $("new-session").addEventListener("click", () => sessionForm({ promotion_id: view.promotions[0].id, slots: 6, tables: 4, claim_seconds: 90 }, "new"));
     }
