@@ -1,4 +1,4 @@
-"""`raps demo`: the daemon on embedded defaults, a simulated floor and a live session.
+"""`raps demo`: the daemon on embedded defaults, a simulated floor and rehearsal sessions.
 
 It writes a demo config under var/demo/ (SQLite database, a generated seed key, an
 in-process MQTT broker, a simulated floor of 500 machines and 40 tables, 32 of them
@@ -13,10 +13,11 @@ own key, log and port under var/demo/witness/) and the daemon asks it to sign ea
 request; the verification at the end checks every signature against the witness's key
 and its own log.
 
-Then it leaves something for a person to do: a second rehearsal session stays
-scheduled for the handheld, and a ticket draw whose bin an e-Host kiosk has just filled
-waits for the stage host; the last thing printed is every page's URL with a user (and
-PIN) for every role, so it does not scroll away.
+Then it leaves something for a person to do: a second rehearsal session is open on the
+handheld, and a ticket draw whose bin an e-Host kiosk has just filled is open for the
+stage host; the last thing printed is every page's URL with a user (and PIN) for every
+role (marketing, security, stage host, Rewards desk, ops, admin, auditor), so it does
+not scroll away.
 """
 
 from __future__ import annotations
@@ -359,8 +360,8 @@ def your_turn(url: str, session_id: str, pins: dict[str, str], screen_token: str
         "            draw a winner, present them (any ID's last digits, and the receipt of",
         "            the winner's card from the list above), award, then collect it on /rewards",
         f"  calendar: {url}/calendar (all but the Rewards desk): this month's sessions and draws;",
-        "            marketing proposes a session there, the admin approves it, and it is on",
-        "            the handheld at once",
+        "            marketing proposes a session or a promotion there, the admin approves it,",
+        "            and it runs at once, without a restart",
         f"  audience screen: {url}/stage/screen#draw={STAGE_DRAW}&token={screen_token}",
         f"  metrics {url}/metrics   health {url}/healthz {url}/readyz   OpenAPI {url}/openapi.json",
     ]
