@@ -148,10 +148,11 @@ async def test_pools_list_the_seated_players(env: Env) -> None:
 
 async def test_open_publishes_the_commitment_only(env: Env) -> None:
     seeded = env.service.journal.head
-    assert seeded is not None and seeded.seq == 1  # the config's session, in the schedule
+    # the schedule seeded from the config: the promotion's definition and its session
+    assert seeded is not None and seeded.seq == 2
     r = await env.hh.post("open", "open-1")
     assert r.status_code == 200
-    assert r.json()["journal_head"]["seq"] == 2
+    assert r.json()["journal_head"]["seq"] == 3
     s = await env.hh.summary("security")
     assert s["state"] == "open"
     assert len(s["commitment"]) == 64 and int(s["commitment"], 16) >= 0
@@ -181,7 +182,7 @@ async def test_a_pick_shows_a_masked_card_where_to_walk_and_the_deadline(env: En
     deadline = datetime.fromisoformat(pick["deadline"])
     assert deadline == env.clock.now + timedelta(seconds=CLAIM_SECONDS)
     assert pick["state"] == "pending" and pick["pool_size"] == len(SEATS)
-    assert body["journal_head"]["seq"] == 4  # the schedule's seeding, the open, the pool, the pick
+    assert body["journal_head"]["seq"] == 5  # the schedule's 2 seeded, open, pool, pick
     # nothing any screen reads carries the full number
     assert_no_full_card(r.text)
     for path in (f"/api/sessions/{SESSION}", "/api/sessions", "/api/journal/head"):
@@ -358,8 +359,8 @@ async def test_close_reveals_the_seed_and_the_export_verifies(env: Env, tmp_path
     assert records[-1]["data"]["seed"] == s["seed"]
     header, *lines = [json.loads(x) for x in r.text.splitlines()]
     assert header["export"]["session_id"] == SESSION
-    # the session's own entries, contiguous, after the schedule's seeding (entry 1)
-    assert [x["seq"] for x in lines] == list(range(2, len(lines) + 2))
+    # the session's own entries, contiguous, after the schedule's seeding (entries 1, 2)
+    assert [x["seq"] for x in lines] == list(range(3, len(lines) + 3))
     r = await env.client.get(f"/api/sessions/{SESSION}/export", headers=auth("admin"))
     assert r.status_code == 200
 
