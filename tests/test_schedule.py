@@ -556,3 +556,50 @@ def test_an_approval_that_no_longer_holds_applies_nothing() -> None:
     assert e.key == "calendar" and "session 'blocker' (Wed 29 Apr 2026 10:00)" in e.reason
     assert (len(d.s.records), dict(d.s.facts), dict(d.s.proposals)) == before
     assert d.s.definitions == {} and d.s.promotions == {}
+
+
+PROMOTION_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["define", "plan", "approve", "reject", "add"]),
+        ACTORS,
+        st.integers(20, 80),
+    ),
+    max_size=15,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(PROMOTION_STEPS)
+def test_promotion_proposals_replay_to_the_same_schedule_and_never_apply_unapproved(
+    steps: list[tuple[str, Actor, int]],
+) -> None:
+    """Whatever marketing and admins do to a promotion, in whatever order: the records
+    replay to the same definitions, plans and proposals, and what marketing proposed
+    applies only through an admin's approval record."""
+    d = Desk()
+    for what, actor, n in steps:
+        try:
+            if what == "define":
+                d.s.define(d.cmd(actor), "raps", {"name": "RAPS", "threshold_points": n}, "x")
+            elif what == "plan":
+                last = date(2026, 6, 27 - n % 5)
+                d.s.set_promotion(d.cmd(actor), PromotionPlan("raps", (PERIOD[0], last)), "x")
+            elif what == "add":
+                d.s.add(d.cmd(actor), plan(f"s{n}", day=25, hour=n % 24), "x")
+            elif what == "approve":
+                d.s.approve_promotion(d.cmd(actor), "raps", "x")
+            else:
+                d.s.reject_promotion(d.cmd(actor), "raps", "x")
+        except ScheduleError:
+            pass
+    again = Schedule.replay(facts(), d.s.records)
+    assert (again.definitions, again.promotions, again.proposals, again.sessions) == (
+        d.s.definitions,
+        d.s.promotions,
+        d.s.proposals,
+        d.s.sessions,
+    )
+    for rec in d.s.records:
+        if rec.type in ("schedule.promotion_added", "schedule.promotion_changed",
+                        "schedule.promotion_set"):  # fmt: skip
+            assert rec.actor.role == "admin", rec
