@@ -386,3 +386,16 @@ async def test_a_session_off_the_calendar_needs_its_reason_and_verify_shows_it(e
         f"2026-04-29T11:00:00+02:00: {why!r}; proposed by ann (marketing), approved by ada "
         "(admin)"
     ) in report.lines()
+
+
+async def test_one_writer_at_a_time_holds_the_database_s_lock(db_url: str) -> None:
+    """What a running daemon holds and `raps schedule import` asks for (SQLite: a file
+    lock beside the database; PostgreSQL: a session advisory lock)."""
+    daemon, other = DaemonLock(db_url), DaemonLock(db_url)
+    assert await daemon.acquire()
+    try:
+        assert not await other.acquire()
+    finally:
+        await daemon.release()
+    assert await other.acquire()
+    await other.release()
