@@ -181,7 +181,8 @@ class ScheduleDesk:
                      doc: Mapping[str, Any], reason: str) -> list[Record]:  # fmt: skip
         async def run(cmd: Command) -> list[Record]:
             self._none_open(promotion_id)
-            return self.schedule.define(cmd, promotion_id, doc, reason)
+            started = frozenset(s for s in self.sessions if self._started(s))
+            return self.schedule.define(cmd, promotion_id, doc, reason, started=started)
 
         return await self._change(actor, command_id, run)
 

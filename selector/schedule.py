@@ -223,7 +223,13 @@ class Schedule:
         return self._propose(cmd, plan.promotion_id, None, plan, reason)
 
     def define(
-        self, cmd: Command, promotion_id: str, doc: Mapping[str, Any], reason: str
+        self,
+        cmd: Command,
+        promotion_id: str,
+        doc: Mapping[str, Any],
+        reason: str,
+        *,
+        started: frozenset[str] = frozenset(),
     ) -> list[Record]:
         """Who qualifies for a promotion (a new one, or a change): name, threshold, play
         window, tiers, areas, pools.  An admin's (or the config's) applies at once;
@@ -231,7 +237,7 @@ class Schedule:
         if (done := self.answered(cmd.command_id)) is not None:
             return done
         planner(cmd.actor)
-        definition, tz = self._definition(promotion_id, doc)
+        definition, tz = self._definition(promotion_id, doc, started)
         if cmd.actor.role in APPLIES:
             return self._commit(cmd, [self._define_step(promotion_id, definition, tz)], why(reason))
         return self._propose(cmd, promotion_id, definition, None, reason)
@@ -264,7 +270,7 @@ class Schedule:
                 why(reason),
             )
             if waiting.definition is not None:
-                definition, tz = self._definition(promotion_id, waiting.definition)
+                definition, tz = self._definition(promotion_id, waiting.definition, started)
                 out += self._commit(cmd, [self._define_step(promotion_id, definition, tz)], reason)
             if waiting.plan is not None:
                 out += self._commit(
@@ -309,8 +315,11 @@ class Schedule:
             raise ScheduleError("promotion_id", f"no change of {promotion_id!r} waits for approval")
         return waiting
 
-    def _definition(self, promotion_id: str, doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-        """The canonical definition a document gives, checked; and its promotion's zone."""
+    def _definition(
+        self, promotion_id: str, doc: Mapping[str, Any], started: frozenset[str]
+    ) -> tuple[dict[str, Any], str]:
+        """The canonical definition a document gives, checked; and its promotion's zone.
+        Its pools must still serve the sessions to come (not those that have opened)."""
         if not _ID.fullmatch(promotion_id):
             raise ScheduleError("promotion_id", "1-64 letters, digits, '.', '_' and '-'")
         tz = self._tz_of(promotion_id)
@@ -323,7 +332,11 @@ class Schedule:
             raise ScheduleError("", "nothing changes")
         kinds = {k.value for k in promo.pool_kinds}
         for s in self.sessions.values():
-            if s.promotion_id != promotion_id or s.status == Status.CANCELLED:
+            if (
+                s.promotion_id != promotion_id
+                or s.status == Status.CANCELLED
+                or s.session_id in started
+            ):
                 continue
             for kind in ("slots", "tables"):
                 if getattr(s, kind) and kind not in kinds:

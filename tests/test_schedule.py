@@ -603,3 +603,13 @@ def test_promotion_proposals_replay_to_the_same_schedule_and_never_apply_unappro
         if rec.type in ("schedule.promotion_added", "schedule.promotion_changed",
                         "schedule.promotion_set"):  # fmt: skip
             assert rec.actor.role == "admin", rec
+
+
+def test_who_qualifies_keeps_the_pools_the_sessions_to_come_draw_from() -> None:
+    d = Desk()
+    d.s.add(d.cmd(ADMIN), plan("sat"), "a Saturday session, 6 + 4")
+    slots_only = {"name": "RAPS", "pool_kinds": ["slots"]}
+    e = refused(lambda: d.s.define(d.cmd(ADMIN), "raps", slots_only, "no tables"))
+    assert e.key == "pool_kinds" and "session 'sat' draws tables winners" in e.reason
+    d.s.define(d.cmd(ADMIN), "raps", slots_only, "no tables", started=frozenset({"sat"}))
+    assert d.s.facts["raps"].pool_kinds == frozenset({"slots"})  # it has run already

@@ -267,7 +267,8 @@ def _import_promotion(
         wanted = current or new
     waiting = schedule.proposals.get(p.id)
     if wanted != current and not (waiting and waiting.definition == wanted):
-        out += schedule.define(command(f"import:definition:{p.id}"), p.id, wanted, reason)
+        cmd = command(f"import:definition:{p.id}")
+        out += schedule.define(cmd, p.id, wanted, reason, started=started)
     plan = promotion_plan(p) or PromotionPlan(p.id)
     now = schedule.promotions.get(p.id, PromotionPlan(p.id))
     if plan.to_data() != now.to_data() and not (waiting and waiting.plan == plan):
