@@ -6,10 +6,10 @@ duration of the promotion), we will have a 21h30 draw".  A calendar names the co
 daemon answers it here: True (it holds: the occurrence takes place), False (it does
 not: its draw is refused at open), None (nothing here knows it: staff decide).
 
-The digit safe's state is the stage games' (their prize ledger, being wired by the stage
-work): `safe_cracked` is the hook they fill, a callable saying whether the safe has been
-cracked in the promotion.  Until it is filled it answers "not cracked", which is what
-the ledger says while no safe game has run.
+The digit safe's state is the stage games': `safe_cracked` is a callable saying whether
+the safe has been cracked in the promotion, which the daemon fills with the games'
+ledger (`raps.games.desk.GameDesk.safe_cracked`).  Unfilled it answers "not cracked",
+which is what the ledger says while no safe game has run.
 """
 
 from __future__ import annotations

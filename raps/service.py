@@ -118,7 +118,8 @@ class Service(ClaimCommands[CommandResult]):
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics,
                                clock, self._health.journal, self.witness)  # fmt: skip
         self.games = GameDesk(cfg.stage_plan(), self.stage, metrics)  # the games after draws
-        self.conditions = self.stage.conditions = Conditions()  # the safe's: raps.conditions
+        # whether a draw's condition holds: the digit safe's, from the games' ledger
+        self.conditions = self.stage.conditions = Conditions(self.games.safe_cracked)
         self.sessions: dict[str, DrawSession] = {}
         self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
         self.planner = ScheduleDesk(
