@@ -28,7 +28,16 @@ def window_findings(
     schedule: Schedule, by_session: Mapping[str, Sequence[Mapping[str, Any]]]
 ) -> tuple[list[str], list[str]]:
     """(problems, exceptions): steps outside their scheduled window with no override,
-    and live sessions held off the calendar."""
+    and live sessions held off the calendar (records that cannot be read: a problem)."""
+    try:
+        return _outside(schedule, by_session), _off_calendar(schedule)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        return [f"windows cannot be checked: {e!r}"], []
+
+
+def _outside(
+    schedule: Schedule, by_session: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> list[str]:
     problems: list[str] = []
     for sid, plan in schedule.sessions.items():
         if plan.rehearsal or plan.ends is None:
@@ -50,7 +59,7 @@ def window_findings(
                 f"session {sid}: {r.get('type')} at {at.isoformat()} is outside its scheduled "
                 f"window {plan.starts.isoformat()} - {plan.ends.isoformat()}, with no override"
             )
-    return problems, _off_calendar(schedule)
+    return problems
 
 
 def _governed(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
