@@ -59,14 +59,18 @@ from tests.daemon_helpers import (
 
 pytestmark = pytest.mark.asyncio
 OTHER = "S-other"
+# a promotion of its own: two live sessions of one promotion may not overlap, and OTHER
+# runs beside SESSION (noon to 19:00)
 EXTRA = f"""
+[[promotions]]
+id = "other"
+
 [[sessions]]
 id = "{OTHER}"
-promotion = "raps"
+promotion = "other"
 starts = "2026-04-25T12:00:00+02:00"
 ends = "2026-04-25T12:30:00+02:00"
 quotas = {{ slots = 1, tables = 0 }}
-rehearsal = true  # interleaved with SESSION, whose window it would overlap if live
 """
 
 
