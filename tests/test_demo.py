@@ -38,7 +38,8 @@ def test_the_demo_leaves_an_open_rehearsal_and_prints_who_to_sign_in_as_last(
     lines = done.stdout.rstrip().splitlines()
     start = lines.index("== Your turn: the daemon keeps running (Ctrl-C stops it) ==")
     block = lines[start:]
-    assert "RESULT: OK" in lines[:start]  # the transcript's verification came before
+    # the transcript's verification came before (its anomalies: the sessions left open)
+    assert any(x.startswith("RESULT: OK") for x in lines[:start]), lines[:start]
     url = re.search(r"(http://127\.0\.0\.1:\d+)/metrics", block[-1])
     assert url is not None, block[-1]  # the block is the very last thing printed
     for _role, (name, page) in PEOPLE.items():
