@@ -79,8 +79,7 @@ class Report:
     schedule_changes: int = 0
     schedule_log: list[str] = field(default_factory=list)
     schedule_problems: list[str] = field(default_factory=list)
-    # live sessions held off their promotion's calendar (selector.schedule_checks)
-    schedule_exceptions: list[str] = field(default_factory=list)
+    schedule_exceptions: list[str] = field(default_factory=list)  # sessions off the calendar
     # every RAPS session's notes (voids, no-shows: who and why) and anomalies (what an
     # honest session does not show: selector.anomalies); open sessions' illegal steps
     notes: dict[str, list[str]] = field(default_factory=dict)
@@ -375,9 +374,8 @@ def _check_schedule(
             rep.schedule_problems.append(
                 f"session {sid} opened, but the schedule has it {plan.status}"
             )
-    problems, exceptions = window_findings(schedule, by_session)
-    rep.schedule_problems += problems
-    rep.schedule_exceptions += exceptions
+    rep.schedule_problems += (found := window_findings(schedule, by_session))[0]
+    rep.schedule_exceptions += found[1]  # windows outside, sessions off the calendar
 
 
 def export_belongs(focus: str) -> Callable[[str], bool]:
