@@ -59,7 +59,8 @@ async def _exports(tmp_path: Path) -> dict[str, Path]:
     staff no-show (an anomaly), and a ticket draw; each exported as `raps export` does."""
     extra = STAGE.format(limit="per_draw", EVENING=EVENING, LATE=LATE)
     extra += f'\n[[sessions]]\nid = "{EARLY}"\npromotion = "raps"\n'
-    extra += 'starts = "2026-04-25T12:00:00+02:00"\nquotas = { slots = 1, tables = 0 }\n'
+    extra += 'starts = "2026-04-25T12:00:00+02:00"\nrehearsal = true\n'  # beside the live one
+    extra += "quotas = { slots = 1, tables = 0 }\n"
     token_file = tmp_path / "witness.token"
     token_file.write_text(TOKEN, encoding="ascii")
     extra += f'\n[witness]\nurl = "http://witness.test"\ntoken_file = "{token_file}"\n'

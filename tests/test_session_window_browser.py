@@ -119,9 +119,11 @@ def test_past_its_window_only_an_admin_opens_a_live_session_with_a_reason(
         r"  EXCEPTION: opened at .* outside its window .* by ada \(admin\): ", lines[at + 1]
     )
     assert REASON in lines[at + 1]
+    # opened without a witness (this daemon has none): said, not hidden
+    assert lines[at + 2].startswith("  NOTE: opened at ") and "without a witness" in lines[at + 2]
     # left open, and after its window: what an honest evening does not leave
     assert re.match(
         r"  ANOMALY: the session is still open at the end of the journal \(.*\), past its "
         r"window's end \(.*\)$",
-        lines[at + 2],
+        lines[at + 3],
     ), lines
