@@ -27,6 +27,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.apt import MissingPackage, ensure_binary
+
 SHARED_HOST = "127.0.0.1"
 SHARED_PORT = 1883
 
@@ -52,28 +54,10 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
 
 def mosquitto_binary() -> str:
     """The mosquitto executable; installs Debian's package when root and missing."""
-    found = shutil.which("mosquitto") or (
-        "/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None
-    )
-    if found:
-        return found
-    if os.geteuid() != 0:
-        raise BrokerUnavailable(
-            "mosquitto is not installed and this is not root: apt-get install mosquitto"
-        )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update"], check=True, capture_output=True, env=env)
-    subprocess.run(
-        ["apt-get", "install", "-y", "--no-install-recommends", "mosquitto", "mosquitto-clients"],
-        check=True,
-        capture_output=True,
-        env=env,
-    )
-    found = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    if not Path(found).exists():
-        raise BrokerUnavailable("apt-get install mosquitto did not provide a mosquitto binary")
-    # the package's own service may have started on 1883; we never rely on that here
-    return found
+    try:
+        return ensure_binary("mosquitto", ["mosquitto", "mosquitto-clients"])
+    except MissingPackage as e:
+        raise BrokerUnavailable(str(e)) from None
 
 
 class PrivateMosquitto:

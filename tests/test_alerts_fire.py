@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import secrets
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -51,6 +49,7 @@ from bench.chaos_infra import (
     chaos_config,
 )
 from bench.harness import RapsProcess
+from tests.apt import MissingPackage, ensure_binary
 from tests.mqtt_broker import PrivateMosquitto, free_port
 from tests.test_dashboards import (
     _VARIABLE,
@@ -68,23 +67,10 @@ VALUES = {**VARIABLE_VALUES, "site": SITE, "promotion": "chaos", "bin": TICKET_D
 
 def prometheus_binary() -> str:
     """Debian's prometheus server; installed when missing (as root), else a failure."""
-    found = shutil.which("prometheus")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        pytest.fail("prometheus is missing: apt-get install prometheus (as root)", pytrace=False)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (
-        ["apt-get", "update"],
-        ["apt-get", "install", "-y", "--no-install-recommends", "prometheus"],
-    ):
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-        if done.returncode != 0:
-            pytest.fail(f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}", pytrace=False)
-    found = shutil.which("prometheus")
-    if not found:
-        pytest.fail("the prometheus package installed no prometheus server", pytrace=False)
-    return found
+    try:
+        return ensure_binary("prometheus", ["prometheus"])
+    except MissingPackage as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def wait(check: Callable[[], Any], timeout: float, what: str) -> Any:

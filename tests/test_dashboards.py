@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import secrets
 import shutil
@@ -43,6 +42,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from raps.config import hash_secret
 from selector.tickets import RefusalReason
+from tests.apt import MissingPackage, ensure_binary
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARDS = ROOT / "dashboards"
@@ -196,23 +196,10 @@ def run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[
 @pytest.fixture(scope="session")
 def promtool() -> str:
     """promtool, from Debian's prometheus package; installed when missing (as root)."""
-    found = shutil.which("promtool")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        pytest.fail("promtool is missing: apt-get install prometheus (as root)", pytrace=False)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (
-        ["apt-get", "update"],
-        ["apt-get", "install", "-y", "--no-install-recommends", "prometheus"],
-    ):
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-        if done.returncode != 0:
-            pytest.fail(f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}", pytrace=False)
-    found = shutil.which("promtool")
-    if not found:
-        pytest.fail("the prometheus package installed no promtool", pytrace=False)
-    return found
+    try:
+        return ensure_binary("promtool", ["prometheus"])
+    except MissingPackage as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def test_dashboard_queries_pass_promtool(promtool: str, tmp_path: Path) -> None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import shutil
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +26,7 @@ import httpx
 import pytest
 
 from raps.service import Service
+from tests.apt import MissingPackage, ensure_binary
 from tests.builders import Events
 from tests.daemon_helpers import (
     CLAIM_SECONDS,
@@ -123,20 +122,10 @@ def promtool() -> str:
 
     Never a skip: a suite that silently stops linting the exposition is worse than one
     that fails and says what to install."""
-    found = shutil.which("promtool")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        pytest.fail("promtool is missing: apt-get install prometheus", pytrace=False)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "prometheus"]):
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        if done.returncode != 0:
-            pytest.fail(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}", pytrace=False)
-    found = shutil.which("promtool")
-    if not found:
-        pytest.fail("the prometheus package installed no promtool", pytrace=False)
-    return found
+    try:
+        return ensure_binary("promtool", ["prometheus"])
+    except MissingPackage as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def sample_names(exposition: str) -> set[str]:

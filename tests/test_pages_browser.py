@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shutil
 import signal
@@ -36,6 +35,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_playwright
 
+from tests.apt import MissingPackage, ensure_binary
 from tests.daemon_helpers import cheap_hash
 
 CHROMIUM = "/usr/bin/chromium"
@@ -64,19 +64,10 @@ SPEC = 1.0  # a pick or a resolution is on the dispatch screen within one second
 
 def _ensure_chromium() -> str:
     """Debian's chromium; installed with apt when missing and we are root, else a failure."""
-    if Path(CHROMIUM).exists():
-        return CHROMIUM
-    if os.geteuid() != 0:
-        pytest.fail(f"{CHROMIUM} is missing; install it: apt-get install -y chromium",
-                    pytrace=False)  # fmt: skip
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-        run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-        if run.returncode != 0:
-            pytest.fail(f"{' '.join(cmd)} failed:\n{run.stderr[-2000:]}", pytrace=False)
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"apt-get installed chromium but {CHROMIUM} is missing", pytrace=False)
-    return CHROMIUM
+    try:
+        return ensure_binary(CHROMIUM, ["chromium"], recommends=True)
+    except MissingPackage as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture(scope="session")

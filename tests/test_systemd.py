@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.apt import MissingPackage, ensure_binary
+
 ROOT = Path(__file__).resolve().parent.parent
 UNITS = ROOT / "systemd"
 DAEMON = UNITS / "raps.service"
@@ -77,20 +79,10 @@ HARDENING = {
 
 def _ensure_systemd_tools() -> None:
     """systemd-analyze, -sysusers and -tmpfiles come with Debian's systemd package."""
-    if shutil.which("systemd-analyze"):
-        return
-    if os.geteuid() != 0:
-        pytest.fail(
-            "systemd-analyze is not installed and this test is not root: "
-            "run `apt-get install -y systemd` (Debian package systemd) first"
-        )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-    subprocess.run(
-        ["apt-get", "install", "-y", "-q", "systemd"], check=True, env=env, capture_output=True
-    )
-    if not shutil.which("systemd-analyze"):
-        pytest.fail("apt-get install systemd did not provide systemd-analyze")
+    try:
+        ensure_binary("systemd-analyze", ["systemd"])
+    except MissingPackage as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture(scope="module")
