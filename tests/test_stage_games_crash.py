@@ -193,7 +193,7 @@ class GamesCrash:
         for code in ("1", "2", "3"):  # the first winner tries three codes
             if code == "1":
                 self.command("games/safe/attempt")
-            view = self.command("games/safe/guess", how="in_flight" if code == "2" else "none",
+            view = self.command("games/safe/guess", how="in_flight" if code == "1" else "none",
                                 code=code)  # fmt: skip
             if view["game"]["games"][1]["turn"] is None or \
                     view["game"]["games"][1]["turn"]["position"] != 1:  # fmt: skip
