@@ -17,9 +17,12 @@ demo: $(STAMP)
 	$(BIN)/raps demo
 
 # The whole suite: lint, import contracts, types, then every test. .ci/run calls exactly this.
+# Tests run in TEST_WORKERS processes (pytest-xdist): most of the suite's time is spent
+# waiting on daemons, browsers and brokers, so one more worker than a 2-core machine has.
+TEST_WORKERS ?= 3
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
