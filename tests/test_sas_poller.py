@@ -476,6 +476,27 @@ async def test_simulated_channel_from_config_plays_by_itself() -> None:
     assert ch.stats["games"] >= 3
 
 
+@pytest.mark.asyncio
+async def test_a_restarted_simulated_channel_numbers_its_games_anew() -> None:
+    """A simulated machine is new with each process; its game meter must not start at 0
+    again, or a restarted daemon drops every game as a duplicate of the start before."""
+    cfg = _channel_cfg(simulate={"games_per_minute": 120.0, "game_seconds": 0.01, "seed": 7})
+
+    async def one_start() -> set[str]:
+        events: list[AnyFloorEvent] = []
+        ch = SasChannel(cfg, None, events.extend, lambda r: None, lambda n, u: None)
+        task = asyncio.create_task(ch.run())
+        await until(lambda: sum(isinstance(e, GamePlayed) for e in events) >= 3, "play")
+        ch.stop()
+        await task
+        return {e.event_id for e in events if isinstance(e, GamePlayed)}
+
+    first = await one_start()
+    second = await one_start()  # the same seed: the same play, other game numbers
+    assert len(first) >= 3 and len(second) >= 3
+    assert not first & second
+
+
 def test_channel_config_validation() -> None:
     cfg = _channel_cfg()
     assert cfg.timing().poll_s == 0.04 and cfg.specs() == [MachineSpec(1, "m1", 10)]

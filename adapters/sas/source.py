@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +24,7 @@ import structlog
 from adapters.sas.bonus import BonusBook
 from adapters.sas.config import SasChannelConfig
 from adapters.sas.egm import Egm, SimulatedBus
-from adapters.sas.poller import ChannelPoller
+from adapters.sas.poller import METER_MODULUS, ChannelPoller
 from adapters.sas.transport import (
     InMemoryTransport,
     SerialTransport,
@@ -53,8 +54,21 @@ def build_transport(cfg: SasChannelConfig) -> tuple[Transport, list[Egm]]:
         Egm(m.address, m.denomination, profile.profile(i) if profile else None)
         for i, m in enumerate(cfg.machines)
     ]
+    for egm in egms:
+        egm.meters.games_played = simulated_game_meter()
     SimulatedBus(device, egms)
     return host, egms
+
+
+def simulated_game_meter(now: float | None = None) -> int:
+    """Where a simulated machine's lifetime game meter starts: a real machine's meters go
+    on across restarts of the host, the simulated ones are new with each process. Started
+    at 0, every start numbered its games 1, 2, ... again, and a restarted daemon dropped
+    them all as duplicates of the events (ids `sas-{machine}-g{number}`) of the start
+    before. Tenths of a second of the wall clock: the numbers of one start stay clear of an
+    earlier start's for any machine playing fewer than 10 games a second."""
+    t = time.time() if now is None else now
+    return int(t * 10) % METER_MODULUS
 
 
 class SasChannel:
