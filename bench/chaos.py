@@ -73,7 +73,7 @@ from tests.mqtt_broker import PrivateMosquitto  # noqa: E402
 KINDS = ("kill9", "broker_restart", "pg_kill", "pg_restart", "disk_full", "clock_step")
 SITE = "chaos"
 SETTLE_SECONDS = 45.0
-SESSIONS = 120
+PROGRESS_SECONDS = 30.0  # for a command answered and SAS events applied since the last fault
 READY_SECONDS = 240.0  # a start on a loaded 2-core machine took over 90 s
 # points per ticket: at 1, every game was a journaled credit (37,000 by fault 82 of a full
 # run), and raps verify, which reads the whole journal after every fault, slowed the run
@@ -143,10 +143,17 @@ def _quiet_disconnects(loop: asyncio.AbstractEventLoop, context: dict[str, Any])
         loop.default_exception_handler(context)
 
 
+def sessions_for(faults: int) -> int:
+    """Rehearsal sessions enough for a run of `faults` (a full run used about one a fault;
+    when they run out the handheld stops and every later fault is flagged)."""
+    return 20 + 3 * faults
+
+
 class Chaos:
-    def __init__(self, folder: Path, seed: int) -> None:
+    def __init__(self, folder: Path, seed: int, sessions: int = 40) -> None:
         self.folder = folder
         self.seed = seed
+        self.sessions = sessions
         self.rng = random.Random(seed)
         self.pg = PrivatePostgres(small_disk=True)
         self.broker = PrivateMosquitto()
@@ -173,6 +180,11 @@ class Chaos:
         self.replayed: list[int] = []  # floor events replayed at each start
         self.slow_starts = 0  # starts not ready in READY_SECONDS (killed and started again)
         self.problems: list[str] = []
+        self.starts = 0  # daemon starts (the SAS counter starts at 0 with each)
+        self.sas_applied = 0.0  # SAS events applied over the whole run
+        self.sas_mark = (0, 0.0)  # (start, counter) at the last check
+        self.answered_mark = 0  # commands answered at the last check
+        self.stalls = 0  # faults after which no command was answered, or no SAS event applied
 
     # ------------------------------------------------------------------ set-up
 
@@ -183,7 +195,7 @@ class Chaos:
         self._set_offset(0.0)
         config = self.folder / "raps.toml"
         config.write_text(chaos_config(self.folder, SITE, self.pg.url, self.broker.port,
-                                       self.token, self.kiosk, sessions=SESSIONS,
+                                       self.token, self.kiosk, sessions=self.sessions,
                                        claim_seconds=CLAIM_SECONDS,
                                        idle_seconds=IDLE_SECONDS,
                                        ticket_rate=TICKET_RATE))  # fmt: skip
@@ -194,7 +206,7 @@ class Chaos:
         self.load = Load(Publisher(self.broker.host, self.broker.port, SITE))
         self.load.start()
         assert self.hand is not None
-        self.draws = Draws(self.hand, self.rng.randrange(2**32), SESSIONS)
+        self.draws = Draws(self.hand, self.rng.randrange(2**32), self.sessions)
         self.draws.start()
 
     def _spawn(self, create_key: bool = False) -> None:
@@ -213,6 +225,7 @@ class Chaos:
                 if attempt == 2:
                     raise
                 self.daemon.kill9()
+        self.starts += 1
         self.restart_seconds.append(time.monotonic() - t0)
         for event in self.daemon.log_events():  # what the start cost, as the daemon says
             if event.get("event") == "ready":
@@ -338,7 +351,8 @@ class Chaos:
         """The invariants after a fault (see the module docstring); what is wrong."""
         load, hand, draws = self.load, self.hand, self.draws
         assert load is not None and hand is not None and draws is not None
-        wrong: list[str] = []
+        draws.resume()  # a clock step leaves it paused: it must have its chance to answer
+        wrong: list[str] = self._progress()
         if load.error:
             wrong.append(f"the publisher failed: {load.error}")
         if draws.errors:
@@ -355,6 +369,35 @@ class Chaos:
         finally:
             load.resume()
             draws.resume()
+        return wrong
+
+    def _progress(self) -> list[str]:
+        """Since the previous fault's check, at least one command answered and SAS events
+        applied (waited for up to PROGRESS_SECONDS): a handheld that only meets refusals,
+        or a SAS loop whose games are all dropped, must not pass as "survived"."""
+        hand = self.hand
+        assert hand is not None
+        deadline = time.monotonic() + PROGRESS_SECONDS
+        while True:
+            answered = len(hand.answered_ids())
+            sas = self.sas_events()
+            start, before = self.sas_mark
+            base = before if start == self.starts else 0.0  # a restart's counter is new
+            if (answered > self.answered_mark and sas > base) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        self.sas_applied += max(0.0, sas - base)
+        self.sas_mark = (self.starts, max(sas, base))
+        wrong = []
+        if answered <= self.answered_mark:
+            refusals = dict(hand.refusals.most_common(2))
+            last = [hand.refusal_texts.get(k, "") for k in refusals]
+            wrong.append(f"no command answered since the previous fault (refusals {refusals}: "
+                         f"{last})")  # fmt: skip
+        if sas <= base:
+            wrong.append(f"no SAS event applied since the previous fault ({sas:.0f} since start)")
+        self.answered_mark = answered
+        self.stalls += bool(wrong)
         return wrong
 
     def _verify(self) -> list[str]:
@@ -476,13 +519,11 @@ def main(argv: list[str] | None = None) -> int:
     start_clock()
     section(f"chaos: {len(plan)} faults, seed {seed}")
     t0 = time.monotonic()
-    sas = 0.0
     with tempfile.TemporaryDirectory(prefix="raps-chaos-") as tmp:
-        chaos = Chaos(Path(tmp), seed)
+        chaos = Chaos(Path(tmp), seed, sessions_for(len(plan)))
         try:
             chaos.start()
             chaos.run(plan)
-            sas = chaos.sas_events()
         finally:
             chaos.close()
     seconds = time.monotonic() - t0
@@ -498,9 +539,14 @@ def main(argv: list[str] | None = None) -> int:
         },
         "lost": {"target": "0", "met": clean},
         "verify": {"target": "OK after every fault", "met": chaos.verify_failures == 0},
+        "progress": {
+            "target": "commands answered and SAS events applied between faults",
+            "met": chaos.stalls == 0,
+        },
     }
     if args.quick:
         targets["seconds"] = {"target": "< 60", "met": seconds < 60}
+    top_refusals = chaos.hand.refusals.most_common(4)
     result: dict[str, Any] = {
         "bench": "chaos",
         "quick": args.quick,
@@ -514,11 +560,14 @@ def main(argv: list[str] | None = None) -> int:
         "kills_mid_command": chaos.kills_mid_command,
         "games_acknowledged": sum(chaos.load.pub.games.values()),
         "publish_retries": chaos.load.pub.failures,
-        "sas_events_since_last_start": sas,
+        "sas_events_applied": round(chaos.sas_applied),
+        "stalls": chaos.stalls,
         "commands_answered": len(chaos.hand.answered),
         "sessions_used": chaos.draws.session if chaos.draws else 0,
+        "sessions": chaos.sessions,
         "commands_refused": chaos.hand.refused,
         "refusals": dict(chaos.hand.refusals.most_common(8)),
+        "refusal_texts": {k: chaos.hand.refusal_texts.get(k, "") for k, _ in top_refusals},
         "lost_messages": chaos.lost,
         "doubled_messages": chaos.doubled,
         "commands_missing": chaos.missing_commands,

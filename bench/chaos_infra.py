@@ -230,7 +230,9 @@ def chaos_config(
     for i, m in enumerate(SAS_MACHINES, start=1):
         parts.append(f'[[sources.sas.machines]]\naddress = {i}\nmachine = "{m}"\n'
                      "denomination = 10\n")  # fmt: skip
-    parts.append(f"[sources.sas.simulate]\ngames_per_minute = {games_per_minute}\nseed = 7\n")
+    # a game lasts 0.2 s (the default 2.5 s held a machine to 24 games a minute)
+    parts.append(f"[sources.sas.simulate]\ngames_per_minute = {games_per_minute}\n"
+                 "game_seconds = 0.2\nseed = 7\n")  # fmt: skip
     parts.append(
         '[[promotions]]\nid = "chaos"\nthreshold_points = 1\n'
         'window = { start = "00:00", end = "24:00" }\n'
@@ -339,6 +341,7 @@ class Handheld:
         self.n = 0
         self.inflight = 0  # commands sent and not answered yet
         self.refusals: Counter[str] = Counter()  # why, by command and HTTP status
+        self.refusal_texts: dict[str, str] = {}  # by the same key: the last answer's text
         self._lock = threading.Lock()
 
     def rebase(self, url: str) -> None:
@@ -361,7 +364,9 @@ class Handheld:
             self.inflight -= 1
         if not r.is_success:
             self.refused += 1
-            self.refusals[f"{path.split('/')[-1]}: {r.status_code}"] += 1
+            key = f"{path.split('/')[-1]}: {r.status_code}"
+            self.refusals[key] += 1
+            self.refusal_texts[key] = f"{session}: {r.text[:160]}"
             return None
         with self._lock:
             self.answered[cid] = session
@@ -408,11 +413,13 @@ class Draws(threading.Thread):
         self.rng = random.Random(seed)
         self.sessions = sessions
         self.session = 0
+        self.closed = 0  # the last session known closed
         self.picks: list[int] = []
         self.stop = threading.Event()
         self.paused = threading.Event()
         self.idle = threading.Event()
         self.errors: list[str] = []
+        self.exhausted = False
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -439,10 +446,19 @@ class Draws(threading.Thread):
         return f"s{self.session}"
 
     def _next_session(self) -> bool:
-        """Close the session (forced) and open the next; False when none is left."""
-        if self.session:
-            self.hand.command(self.sid, "close", force=True)
+        """Close the session (forced) and open the next; False when the close was refused
+        (tried again on the next step) or no session is left (then the handheld stops)."""
+        if self.session and self.closed != self.session:
+            # refused: closed already (a close whose answer a kill cut off), never opened,
+            # or still open (an outage: closed on the next step)
+            closing = self.hand.command(self.sid, "close", force=True)
+            if closing is None and self.hand.state(self.sid) in (None, "open"):
+                return False
+            self.closed = self.session
         if self.session >= self.sessions:
+            if not self.exhausted:
+                self.exhausted = True
+                self.errors.append(f"all {self.sessions} sessions used: no more draws")
             return False
         self.session += 1
         self.picks = []
@@ -452,6 +468,8 @@ class Draws(threading.Thread):
     def step(self) -> None:
         """One command (a pick's draw and its outcome: a few)."""
         hand = self.hand
+        if self.exhausted:
+            return
         if self.session == 0 or len(self.picks) >= PICKS_PER_SESSION:
             self._next_session()
             return
