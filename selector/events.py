@@ -123,6 +123,17 @@ class CardRemoved(_CardAtMachine):
     """The card came out: its player left this machine."""
 
 
+# a span longer than this is no floor data (the MQTT edge refuses any time more than three
+# years old, adapters.mqtt.validate); its credit is split day by day, so its length is cost
+MAX_SPAN_SECONDS = 3 * 366 * 86_400.0
+
+
+def span_in_range(span_start: float, epoch: float) -> bool:
+    """A span from `span_start` to `epoch` (POSIX seconds) the floor can credit: not before
+    1970 and at most MAX_SPAN_SECONDS long (a year-0001 start has no local day to count in)."""
+    return span_start >= 0.0 and epoch - span_start <= MAX_SPAN_SECONDS
+
+
 def _check_span(event: FloorEvent, span_start: datetime | None) -> None:
     """A span's start is aware and not after the event's own time."""
     if span_start is None:

@@ -40,6 +40,7 @@ from selector.events import (
     TableRatingOpened,
     TableRatingUpdated,
     Tier,
+    span_in_range,
 )
 from selector.layout import FloorLayout, Location, Machine, Table
 from selector.pooltree import PoolTree
@@ -50,6 +51,8 @@ from selector.windows import DayClock
 SLOTS = PoolKind.SLOTS.value
 TABLES = PoolKind.TABLES.value
 ELIGIBLE = "eligible"
+# a game's or points' span_start more than MAX_SPAN_SECONDS before ts, or before 1970
+SPAN_OUT_OF_RANGE = "span_out_of_range"
 _MILLI = 1000  # the points sink's unit (the ticket ledger counts milli-points)
 # Qualifying points are integers of 1/unit point, unit = lcm(10**6, every earn rate): a
 # slot game's wager / rate is then exact, and so is any points figure of up to 6 decimals
@@ -423,6 +426,11 @@ class Floor:
                 rejected += 1
                 continue
             epoch = ev.epoch
+            span = ev.span_start
+            if span is not None and not span_in_range(span.timestamp(), epoch):
+                self.last_rejection = self._reject(SPAN_OUT_OF_RANGE)  # before any change
+                rejected += 1
+                continue
             if epoch > now:
                 now = epoch
             if epoch > m.last_game:
@@ -450,8 +458,8 @@ class Floor:
                     else:
                         sink(p, epoch, milli, ev.event_id)
                 units = wager * m.units
-                if ev.span_start is not None:  # rebuilt from meters: played over a span
-                    if self._credit_span(p, ev.span_start.timestamp(), epoch, units, p):
+                if span is not None:  # rebuilt from meters: played over a span
+                    if self._credit_span(p, span.timestamp(), epoch, units, p):
                         changed = True
                 else:
                     pts = p.points
@@ -804,6 +812,9 @@ class Floor:
         if ev.points < 0:
             return self._reject("negative_points")
         epoch = ev.epoch
+        span = ev.span_start
+        if span is not None and not span_in_range(span.timestamp(), epoch):
+            return self._reject(SPAN_OUT_OF_RANGE)  # before any change
         if epoch > self.now:
             self.now = epoch
         p = self._player(ev.card)
@@ -813,7 +824,6 @@ class Floor:
         # 49.9996 points are 49999 milli-points, never the 50,000 that earn a ticket
         self._sink_points(p, epoch, n * _MILLI // d, ev.event_id)
         units = n * self._unit // d  # exact, never rounded up
-        span = ev.span_start
         if (
             self._credit(p, epoch, units)
             if span is None

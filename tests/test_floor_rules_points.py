@@ -387,3 +387,31 @@ def test_a_version_1_snapshot_in_milli_points_still_restores() -> None:
     assert again.check("raps", "C2") == ELIGIBLE
     again.apply(ev.game("M01", wager=1_000))
     assert again.check("raps", "C1") == ELIGIBLE
+
+
+def test_a_span_start_out_of_range_is_refused_before_anything_changes() -> None:
+    """A year-0001 span_start once failed on its local day after the game had already
+    made its player active and fed the ticket points sink: refused first, nothing moves."""
+    got: list[int] = []
+    floor = Floor(
+        small_layout(),
+        [Promotion("raps")],
+        EarnRules(),
+        points_sink=lambda _cell, _epoch, milli, _eid: got.append(milli),
+    )
+    ev = Events(start=local(9, 0))
+    floor.apply(ev.player("C1"))
+    floor.apply(ev.card_in("M01", "C1"))
+    before = list(got)
+    year1 = datetime.fromisoformat("0001-01-01T00:00:00+02:00")
+    too_long = local(9, 0) - timedelta(days=3 * 366 + 1)
+    for start in (year1, too_long):
+        assert floor.apply(ev.game("M01", wager=65_000, span_start=start)) == "span_out_of_range"
+    assert got == before and not floor.playing("C1") and pts(floor, "C1") == 0.0
+    assert floor.rejections["span_out_of_range"] == 2
+    points = events_floor()
+    assert points.apply(ev.points("C2", 20, span_start=year1)) == "span_out_of_range"
+    assert points.profile("C2") is None and pts(points, "C2") == 0.0
+    # two years is a span the floor credits (its in-window share)
+    floor.apply(ev.game("M01", wager=1_000, span_start=local(9, 0) - timedelta(days=730)))
+    assert sum(got) > sum(before) and floor.playing("C1")

@@ -22,6 +22,8 @@ from sqlalchemy import text
 
 from adapters.mqtt import MqttIngest, Topics
 from adapters.mqtt.ingest import _Item
+from adapters.mqtt.topics import Kind
+from adapters.mqtt.validate import Rejection
 from adapters.wire.codec import event_to_dict
 from raps.config import parse_config
 from raps.daemon import INBOUND_FEEDS
@@ -228,6 +230,20 @@ async def test_a_year_0001_timestamp_is_refused_and_the_batch_goes_on(svc: Servi
                        _Item(topic(), game(svc, 3))])  # fmt: skip
     assert [d["reason"] for d in letters(dead)] == ["past_timestamp"]
     assert ing.applied == 2
+    # a span_start as old: refused at the edge too (it once reached the core, which failed
+    # on its local day after changing the idle timers and the ticket points sink)
+    span = game(svc, 4, span_start="0001-01-01T00:00:00+02:00")
+    (letter,) = letters(ing.handle([_Item(topic(), span), _Item(topic(), game(svc, 5))]))
+    assert letter["reason"] == "past_timestamp" and letter["event_id"] == "g4", letter
+    assert str(letter["detail"]).startswith("span_start is ")
+    assert ing.applied == 3
+    now = svc.clock().timestamp()
+    decoder = ing.decoder  # the fast path (msgspec) declines it, the reference path says why
+    assert decoder._fast(Kind.SLOTS, "M01", span, now, "mqtt-slots", None, None) is None
+    refused = decoder.reference(Kind.SLOTS, "M01", span, now, "mqtt-slots")
+    assert isinstance(refused, Rejection) and refused.reason == "past_timestamp", refused
+    recent = game(svc, 6, span_start=(svc.clock() - timedelta(hours=1)).isoformat())
+    assert decoder._fast(Kind.SLOTS, "M01", recent, now, "mqtt-slots", None, None) is not None
 
 
 async def test_a_core_failure_dead_letters_exactly_that_event(

@@ -260,6 +260,9 @@ class PayloadDecoder:
             return None
         if not now_epoch - self.max_past <= event.epoch <= now_epoch + self.max_future:
             return None
+        span = getattr(event, "span_start", None)  # never after ts: bounded by it above
+        if span is not None and span.timestamp() < now_epoch - self.max_past:
+            return None
         if self.card_known is not None:
             if fast.name == "player_upserted":
                 if new_cards is not None:
@@ -347,6 +350,15 @@ class PayloadDecoder:
             return Rejection(
                 PAST_TIMESTAMP,
                 f"ts is {behind:.0f} days behind the clock (at most "
+                f"{self.max_past / 86_400:.0f} days)",
+                event_id,
+            )
+        span = getattr(event, "span_start", None)  # never after ts (the event checks)
+        if span is not None and span.timestamp() < now_epoch - self.max_past:
+            behind = (now_epoch - span.timestamp()) / 86_400
+            return Rejection(
+                PAST_TIMESTAMP,
+                f"span_start is {behind:.0f} days behind the clock (at most "
                 f"{self.max_past / 86_400:.0f} days)",
                 event_id,
             )
