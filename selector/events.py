@@ -256,7 +256,12 @@ class PlayerUpserted(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
-        check_text(self.event_id, display_name=self.display_name, block_reason=self.block_reason)
+        check_text(
+            self.event_id,
+            display_name=self.display_name,
+            block_reason=self.block_reason,
+            photo_url=self.photo_url,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -212,7 +212,8 @@ def _text_fields(cls: type[FloorEvent], fields: dict[str, Any]) -> list[str]:
     """The event's text fields a test may spoil: every str but the card (check_card's)."""
     built = cls(**head(), **fields)
     names = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in ("card", "ts")]
-    return [n for n in names if type(getattr(built, n)) is str or n == "block_reason"]
+    optional = ("block_reason", "photo_url")  # None by default
+    return [n for n in names if type(getattr(built, n)) is str or n in optional]
 
 
 TEXT_CASES = [
@@ -237,4 +238,4 @@ def test_unclean_text_in_any_field_is_refused_like_a_card_id(
 
 def test_every_text_field_of_a_player_is_checked() -> None:
     names = {n for c, _, n in TEXT_CASES if c is PlayerUpserted}
-    assert names == {"event_id", "source", "display_name", "block_reason"}
+    assert names == {"event_id", "source", "display_name", "block_reason", "photo_url"}
