@@ -16,9 +16,10 @@ import pytest
 import pytest_asyncio
 
 from raps.signing import SigningKey
-from raps.witness.app import create_witness_app
+from raps.witness.app import MAX_BODY_BYTES, create_witness_app
 from raps.witness.config import WitnessConfigError, parse_witness_config
 from raps.witness.log import WitnessLog
+from raps.witness.run import witness_server_config
 from selector.fairness import DERIVATION_V3
 from selector.signatures import valid
 from selector.witness import RequestTerms, open_message
@@ -110,6 +111,32 @@ async def test_a_caller_without_the_token_is_refused(api: httpx.AsyncClient) -> 
         r = await api.post("/v1/sign", json=TERMS.to_dict(), headers=headers)
         assert r.status_code == 401
     assert (await api.get("/healthz", headers={"Authorization": ""})).status_code == 200
+
+
+@pytest.mark.asyncio
+async def test_a_body_over_the_limit_is_refused_before_the_token(api: httpx.AsyncClient) -> None:
+    """Issue 16's 200 MB /login, at the witness: 413 before the bearer check or any parse,
+    for a declared length and for a streamed (chunked) body alike."""
+    big = b"{" + b" " * MAX_BODY_BYTES + b"}"
+    for headers in ({"Authorization": ""}, {}):  # a stranger, and a caller with the token
+        r = await api.post("/v1/sign", content=big, headers=headers)
+        assert r.status_code == 413, r.text
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(8):
+            yield b" " * (MAX_BODY_BYTES // 4)
+
+    r = await api.post("/v1/open", content=chunks(), headers={"Authorization": ""})
+    assert r.status_code == 413, r.text
+    r = await api.post("/v1/sign", json=TERMS.to_dict(), headers={"Authorization": ""})
+    assert r.status_code == 401  # a body under the limit goes on to the token check
+
+
+def test_the_witness_server_believes_no_forwarded_headers() -> None:
+    w = parse_witness_config(f'[witness]\ntoken_sha256 = ["{"a" * 64}"]\n').witness
+    config = witness_server_config(object(), w)
+    assert config.proxy_headers is False
+    assert (config.host, config.port) == (w.host, w.port)
 
 
 def test_the_log_survives_a_restart_and_exports_each_signature(tmp_path: Path) -> None:

@@ -246,3 +246,12 @@ async def test_deleting_the_tail_request_to_draw_again_is_refused_and_shown(
         assert not report.ok
         assert any("WITNESS LOG" in line and "request 1" in line for line in report.lines())
     assert os.path.exists(tmp_path / "witness" / "witness.db")
+
+
+async def test_the_witness_process_refuses_a_big_body_before_its_token(witness: Witness) -> None:
+    """`raps witness run` serves the app with its body limit: 413, not 401, not a read."""
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{witness.port}", timeout=30) as c:
+        r = await c.post("/v1/sign", content=b" " * (1 << 20),
+                         headers={"X-Forwarded-For": "203.0.113.9"})  # fmt: skip
+        assert r.status_code == 413, r.text
+        assert (await c.post("/v1/sign", json={})).status_code == 401

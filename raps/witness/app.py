@@ -11,6 +11,10 @@ A refusal is 404 (a draw the witness never saw opened) or 409 (a request signed 
 with other terms, or behind one already signed) with {"detail", "code"}; 401 without a
 valid token. The endpoints are plain functions (FastAPI runs them in its thread pool):
 each is one SQLite transaction, fsynced before the answer.
+
+A body over MAX_BODY_BYTES is refused with 413 before the token is checked or a byte of it
+parsed (raps.body_limit, as the daemon's); `raps witness run` believes no forwarded
+headers (raps.witness.run).
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from raps.body_limit import BodyLimits
 from raps.witness.log import WitnessLog, WitnessRefusal
 from selector.witness import RequestTerms
 
 _HEX64 = r"^[0-9a-f]{64}$"
+MAX_BODY_BYTES = 16_384  # a sign request is under 1 KB
 
 
 class OpenBody(BaseModel):
@@ -81,4 +87,7 @@ def create_witness_app(log: WitnessLog, token_hashes: tuple[str, ...]) -> FastAP
         terms = RequestTerms.from_dict(body.model_dump())
         return {"signature": log.sign(terms), **log.describe()}
 
+    # outermost: an oversized body is refused before routing, the token check or parsing
+    app.add_middleware(BodyLimits, routes=app.router.routes, max_body_bytes=MAX_BODY_BYTES,
+                       max_upload_bytes=MAX_BODY_BYTES, uploads=frozenset())  # fmt: skip
     return app

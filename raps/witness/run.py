@@ -17,7 +17,12 @@ import uvicorn
 from raps.logs import configure, get_logger
 from raps.signing import SigningKey, SigningKeyError, create_signing_key_file, load_signing_key
 from raps.witness.app import create_witness_app
-from raps.witness.config import WitnessConfigError, WitnessFile, load_witness_config
+from raps.witness.config import (
+    WitnessConfigError,
+    WitnessFile,
+    WitnessServerConfig,
+    load_witness_config,
+)
 from raps.witness.log import WitnessLog, describe_key
 
 
@@ -27,6 +32,14 @@ class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+def witness_server_config(app: Any, w: WitnessServerConfig) -> uvicorn.Config:
+    """uvicorn's settings for the witness: no forwarded headers believed (uvicorn's default
+    trusts X-Forwarded-For and -Proto from 127.0.0.1; the witness sits behind no proxy of
+    ours), as the daemon's raps.daemon.http_server_config."""
+    return uvicorn.Config(app, host=w.host, port=w.port, log_level="warning",
+                          access_log=False, proxy_headers=False)  # fmt: skip
 
 
 def _key(cfg: WitnessFile, create: bool) -> SigningKey:
@@ -42,9 +55,7 @@ async def serve(cfg: WitnessFile, create_key: bool = False, ready_file: Path | N
     key = _key(cfg, create_key)
     log = WitnessLog(Path(w.database), key, w.sites)
     app = create_witness_app(log, w.token_sha256)
-    server = _Server(
-        uvicorn.Config(app, host=w.host, port=w.port, log_level="warning", access_log=False)
-    )
+    server = _Server(witness_server_config(app, w))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
