@@ -170,6 +170,10 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     try:
         cfg = load_config(args.config)
+    except ConfigError as e:  # the daemon's config: exit 2, as `raps run` would
+        print(f"raps schedule: {e}", file=sys.stderr)
+        return 2
+    try:
         if args.schedule_command == "export":
             text = asyncio.run(export_toml(cfg))
             if args.output == "-":
@@ -177,12 +181,9 @@ def cmd_schedule(args: argparse.Namespace) -> int:
             else:
                 Path(args.output).write_text(text, encoding="utf-8")
             return 0
-        doc = read_document(Path(args.file))
+        doc = read_document(Path(args.file))  # a bad file: exit 1, naming the key
         done = asyncio.run(import_toml(cfg, doc, args.reason, args.user))
-    except ConfigError as e:
-        print(f"raps schedule: {e}", file=sys.stderr)
-        return 2
-    except (ScheduleError, DatabaseBusy, OSError, ValueError) as e:
+    except (ConfigError, ScheduleError, DatabaseBusy, OSError, ValueError) as e:
         print(f"raps schedule {args.schedule_command}: {e}", file=sys.stderr)
         return 1
     for sid in done.opened:

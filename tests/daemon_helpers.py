@@ -84,7 +84,12 @@ def masked(card_number: str) -> str:
     return "*" * (len(card_number) - 4) + card_number[-4:]
 
 
-def floor_config(
+def floor_config(db_url: str, tmp_path: Path, **options: Any) -> Config:
+    """`floor_config_text` (see there), read as the daemon reads it."""
+    return parse_config(floor_config_text(db_url, tmp_path, **options), source="test config")
+
+
+def floor_config_text(
     db_url: str,
     tmp_path: Path,
     *,
@@ -94,7 +99,7 @@ def floor_config(
     claim_seconds: int = CLAIM_SECONDS,
     extra: str = "",
     session_window: tuple[str, str] = ("2026-04-25T12:00:00+02:00", "2026-04-25T19:00:00+02:00"),
-) -> Config:
+) -> str:
     """A complete config (every value an ordinary config key) with an explicit floor.
 
     Machines M01..M08 are on the Main Floor in banks B1 (M01-M04) and B2 (M05-M08),
@@ -161,7 +166,7 @@ claim_seconds = {claim_seconds}
 [logging]
 format = "json"
 """
-    return parse_config(text_, source="test config")
+    return text_
 
 
 @dataclass

@@ -379,3 +379,45 @@ async def test_the_receipt_page_prints_on_80mm(env: Env) -> None:
     assert (
         await env.client.get("/tickets/receipts/nope-000001", headers=auth("kiosk"))
     ).status_code == 404
+
+
+async def test_the_calendar_page_counts_the_tickets_entered_and_shows_the_draw_taking_entries(
+    env: Env,
+) -> None:
+    """`/api/calendar`: the month's ticket draw with the tickets and players entered in
+    its bin (through the kiosk, as a player enters them), and "taking entries" among
+    what is open now while its entry window runs (12:05; entries 08:00-19:55)."""
+
+    async def month() -> dict[str, Any]:
+        r = await env.client.get(
+            "/api/calendar", params={"month": "2026-04"}, headers=auth("marketing")
+        )
+        assert r.status_code == 200, r.text
+        return r.json()  # type: ignore[no-any-return]
+
+    def draw_item(view: dict[str, Any]) -> dict[str, Any]:
+        found = [i for i in view["items"] if i["kind"] == "ticket_draw" and i["id"] == DRAW]
+        assert len(found) == 1, view["items"]
+        return found[0]
+
+    before = await month()
+    assert (draw_item(before)["tickets"], draw_item(before)["players"]) == (0, 0)
+    a = seat(env, 1, "M01", points=120)  # 2 from points + 2 complimentary
+    b = seat(env, 2, "M02", points=60)  # 1 + 2
+    assert (await kiosk(env, a, "cal-1")).json()["tickets"] == 4
+    assert (await kiosk(env, b, "cal-2")).json()["tickets"] == 3
+    view = await month()
+    item = draw_item(view)
+    assert (item["tickets"], item["players"]) == (7, 2)
+    assert (item["state"], item["winners"], item["program"]) == ("scheduled", 5, "teeds")
+    assert item["opens"] == "2026-04-25T08:00:00+02:00"
+    assert item["closes"] == "2026-04-25T19:55:00+02:00"
+    now = [i for i in view["open_now"] if i["kind"] == "ticket_draw"]
+    assert [(i["id"], i["why"], i["tickets"], i["players"]) for i in now] == [
+        (DRAW, "taking entries", 7, 2)
+    ]
+    assert DRAW in [i["id"] for i in view["next"]]
+    env.clock.now = datetime(2026, 4, 25, 19, 55, tzinfo=SAST)  # entries closed
+    later = await month()
+    assert not [i for i in later["open_now"] if i["kind"] == "ticket_draw"]
+    assert (draw_item(later)["tickets"], draw_item(later)["players"]) == (7, 2)
