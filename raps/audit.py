@@ -363,7 +363,7 @@ def _check_schedule(
             continue  # seeded from the config file: the file is the record of why
         d = rec.data
         what = d.get("session_id") or (d.get("session") or {}).get("session_id")
-        what = what or d.get("promotion_id")
+        what = what or d.get("promotion_id") or d.get("ticket_calendar")
         rep.schedule_log.append(
             f"{rec.at.isoformat()} {rec.type.removeprefix('schedule.')} "
             f"{what} by {rec.actor.user} ({rec.actor.role}): {d.get('reason')!r}"

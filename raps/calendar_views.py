@@ -99,6 +99,8 @@ def month_view(service: Service, month: date) -> dict[str, Any]:
         "open_now": _open_now(service, now),
         "next": _sorted(upcoming)[:NEXT_ITEMS],
         "promotions": _promotions(service),
+        "ticket_calendars": _ticket_calendars(service),
+        "ticket_programs": [p.id for p in service.cfg.ticket_programs],
         "areas": sorted(service.floor.layout.areas()),  # for the promotion form
     }
 
@@ -154,6 +156,7 @@ def _occurrences(
 def _ticket_draws(service: Service) -> list[dict[str, Any]]:
     plan = service.tickets.plan
     programs = {p.program_id: p for p in plan.programs}
+    made = service.ticket_calendars.made_by
     facts = service.planner.schedule.facts
     stage = service.stage
     totals: dict[str, dict[str, Any]] = {}
@@ -182,8 +185,30 @@ def _ticket_draws(service: Service) -> list[dict[str, Any]]:
                 "state": staged.state.value if staged is not None else "scheduled",
                 "condition": condition,
                 "holds": None if condition is None else service.conditions(condition),
+                # the ticket calendar that made it ([program, index]), if one did
+                "calendar": made.get(d.draw_id),
             }
         )
+    return out
+
+
+def _ticket_calendars(service: Service) -> list[dict[str, Any]]:
+    """Every ticket program's draw calendars as the schedule holds them, and what waits
+    for an admin (a calendar proposed new is listed after the program's own)."""
+    schedule = service.planner.schedule
+    out = []
+    for p in service.cfg.ticket_programs:
+        have = schedule.ticket_calendars.get(p.id, [])
+        waiting = {w.index: w for w in schedule.ticket_proposals.values() if w.program_id == p.id}
+        for k in range(max(len(have), max(waiting, default=-1) + 1)):
+            w = waiting.get(k)
+            entry = have[k] if k < len(have) else None
+            row = {"program_id": p.id, "program": p.name or p.id, "promotion_id": p.promotion,
+                   "index": k, "entry": entry, "waiting": None}  # fmt: skip
+            if w is not None:
+                row["waiting"] = {"by": w.actor.user, "role": w.actor.role, "at": w.at.isoformat(),
+                                  "reason": w.reason, "entry": w.entry}  # fmt: skip
+            out.append(row)
     return out
 
 

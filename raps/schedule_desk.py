@@ -13,7 +13,7 @@ open.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -62,6 +62,8 @@ class ScheduleDesk:
         self._promotions = cfg.promotions()
         self._dirty = False
         self.log = get_logger(site=cfg.site.id)
+        # told after every commit of its records (None: the schedule was replayed)
+        self.followers: list[Callable[[list[Record] | None], Awaitable[None]]] = []
 
     # ------------------------------------------------------------------ loading
 
@@ -242,6 +244,8 @@ class ScheduleDesk:
             head = self.journal.head
             self.metrics.journal_head.set(head.seq if head else 0)
             self._follow(new)
+            for follower in self.followers:
+                await follower(new)
             for rec in new:
                 self.log.info(rec.type, user=actor.user, role=actor.role,
                               reason=rec.data.get("reason"),
@@ -259,6 +263,13 @@ class ScheduleDesk:
         self._dirty = False
         for plan in self.schedule.sessions.values():
             self._follow_plan(plan)
+        for follower in self.followers:
+            await follower(None)
+
+    async def run(self, actor: Actor, command_id: str,
+                  command: Callable[[Command], Any]) -> list[Record]:  # fmt: skip
+        """Another desk's schedule command (raps.ticket_calendar_desk), as these are run."""
+        return await self._change(actor, command_id, command)
 
     def _follow(self, records: list[Record]) -> None:
         if any(r.type in DEFINED for r in records):

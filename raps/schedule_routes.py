@@ -12,10 +12,14 @@
 | POST /api/schedule/promotions/{id}/definition | marketing, admin | who qualifies (new) |
 | POST /api/schedule/promotions/{id}/approve | admin | apply what waits for the promotion |
 | POST /api/schedule/promotions/{id}/reject | admin | drop what waits for it |
+| POST /api/schedule/ticket-calendars/{program}/{index} | marketing, admin | a ticket calendar |
+| POST /api/schedule/ticket-calendars/{program}/{index}/approve | admin | apply what waits |
+| POST /api/schedule/ticket-calendars/{program}/{index}/reject | admin | drop what waits |
 | GET /api/schedule/export | marketing, admin, auditor | the schedule as TOML |
 
-Marketing's changes to a promotion (its definition, period or calendar) are proposals:
-they apply only once an admin approves them; an admin's apply at once.
+Marketing's changes to a promotion (its definition, period or calendar) and to a ticket
+program's draw calendar (raps.ticket_calendar_desk) are proposals: they apply only once
+an admin approves them; an admin's apply at once.
 
 Every change carries a `command_id` (a retry returns the first answer) and a `reason`,
 journaled with the user.  A refusal is 422 with the `field` at fault and why; a commit
@@ -84,6 +88,12 @@ class PromotionSchedule(Change):
     period: dict[str, Any] | None = None
     calendar: dict[str, Any] | None = None
     calendar_sessions: dict[str, Any] | None = None
+
+
+class TicketCalendar(Change):
+    """A `[[ticket_programs.calendars]]` entry: id, name, bin, winners, prizes, calendar."""
+
+    entry: dict[str, Any]
 
 
 class PromotionDefinition(Change):
@@ -213,6 +223,28 @@ def register_schedule_routes(app: FastAPI, web: WebContext) -> None:
     ) -> dict[str, Any]:
         approve = decision == "approve"
         run = desk.decide(actor, body.command_id, promotion_id, approve, body.reason)
+        return await answer(None, run)
+
+    tickets = service.ticket_calendars
+    Index = Annotated[int, Path(ge=0, le=999)]
+
+    @app.post("/api/schedule/ticket-calendars/{program_id}/{index}", tags=["calendar"])
+    async def set_ticket_calendar(
+        program_id: str, index: Index, body: TicketCalendar, actor: Planner
+    ) -> dict[str, Any]:
+        run = tickets.set(actor, body.command_id, program_id, index, body.entry, body.reason)
+        return await answer(None, run)
+
+    @app.post("/api/schedule/ticket-calendars/{program_id}/{index}/{decision}", tags=["calendar"])
+    async def decide_ticket_calendar(
+        program_id: str,
+        index: Index,
+        decision: Annotated[str, Path(pattern="^(approve|reject)$")],
+        body: Change,
+        actor: Approver,
+    ) -> dict[str, Any]:
+        approve = decision == "approve"
+        run = tickets.decide(actor, body.command_id, program_id, index, approve, body.reason)
         return await answer(None, run)
 
     @app.get("/api/schedule/export", tags=["calendar"])

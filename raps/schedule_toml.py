@@ -18,8 +18,11 @@ from __future__ import annotations
 import getpass
 import secrets
 import tomllib
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import tomli_w
 from pydantic import ValidationError
@@ -42,6 +45,14 @@ async def _schedule(cfg: Config, journal: JournalStore) -> Schedule:
     if not schedule.records:  # a database the daemon has not started on yet
         cfg.seed_schedule(schedule, datetime.now(UTC), await journal.session_ids())
     return schedule
+
+
+def _check_tickets(
+    cfg: Config, schedule: Schedule, program_id: str, index: int, entry: Mapping[str, Any]
+) -> None:
+    """A ticket calendar of the file, checked as the daemon's config would make its plan
+    (what its draws already hold is checked again at the approval, in the daemon)."""
+    cfg.check_ticket_calendar(schedule.ticket_calendars, program_id, index, entry)
 
 
 async def export_toml(cfg: Config) -> str:
@@ -95,6 +106,7 @@ async def import_toml(
             reason=reason,
             started=started,
             taken=taken,
+            check=partial(_check_tickets, cfg, schedule),
         )
         records = [] if await journal.session_entries(STREAM) else seeded
         records += done.records

@@ -44,6 +44,7 @@ from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.headmark import HeadMark
 from raps.store.journal import JournalRewound, JournalStore
+from raps.ticket_calendar_desk import TicketCalendarDesk
 from raps.tickets.desk import TicketDesk
 from raps.tickets.stage import StageDesk
 from raps.witness_client import WitnessClient, registered, signed
@@ -133,6 +134,8 @@ class Service(ClaimCommands[CommandResult]):
             self._session_changed,
         )
         self.loader = SessionLoader(self.journal, self.planner, sealer)
+        self.ticket_calendars = TicketCalendarDesk(cfg, self.planner, self.tickets, self.stage,
+                                                   self.games, clock)  # fmt: skip
         self.sources: dict[str, bool] = {}
         self.storage_ok = False
         self._event_seq = 0
@@ -155,6 +158,7 @@ class Service(ClaimCommands[CommandResult]):
         except JournalRewound:
             return  # refused, logged: nothing restored, nothing written (raps.daemon)
         await self.planner.prepare()  # the promotions as the schedule defines them, first
+        await self.ticket_calendars.apply(load=False)  # and the ticket draws' calendars
         replayed = await self._restore_floor()
         seeded = await self.planner.load()
         await self._restore_sessions()

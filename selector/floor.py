@@ -917,6 +917,11 @@ class Floor:
                 st.pools[new[0]].add(card)
                 self._pools_moved = True
 
+    def set_points_sink(self, points_sink: PointsSink | None) -> None:
+        """Another sink from now on (the ticket plan changed while running); the old one
+        retired every cell it set, so each card's next point goes to the new one."""
+        self._points_sink = points_sink
+
     def set_promotions(self, promotions: Iterable[Promotion]) -> None:
         """Who qualifies changed while running (a definition approved on the calendar
         page): the promotions are these from now on, and every pool is recomputed from

@@ -49,6 +49,7 @@ from selector.schedule_plans import (
 )
 from selector.schedule_records import APPLY, check_fields
 from selector.session import Command
+from selector.ticket_calendars import TicketProposal
 
 __all__ = [
     "APPLIES",
@@ -82,6 +83,9 @@ class Schedule:
     calendars: dict[str, Calendar] = field(default_factory=dict)
     definitions: dict[str, dict[str, Any]] = field(default_factory=dict)  # who qualifies
     proposals: dict[str, Proposal] = field(default_factory=dict)  # waiting for an admin
+    # ticket programs' draw calendars, and their changes waiting (selector.ticket_calendars)
+    ticket_calendars: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    ticket_proposals: dict[str, TicketProposal] = field(default_factory=dict)
     records: list[Record] = field(default_factory=list)
     tz: str = "UTC"  # the site's: a promotion defined on the page lives in it
     areas: frozenset[str] | None = None  # the floor's, to check a definition's areas by
@@ -577,7 +581,7 @@ class Schedule:
         """Back to the schedule the first `keep` records make (a command refused halfway)."""
         again = Schedule.replay(self._base, self.records[:keep], tz=self.tz, areas=self.areas)
         for name in ("facts", "sessions", "promotions", "calendars", "definitions", "proposals",
-                     "records", "_answered"):  # fmt: skip
+                     "ticket_calendars", "ticket_proposals", "records", "_answered"):  # fmt: skip
             setattr(self, name, getattr(again, name))
 
     def _apply(self, rec: Record) -> None:

@@ -21,6 +21,7 @@ from selector.schedule_plans import (
     SessionPlan,
     Status,
 )
+from selector.ticket_calendars import APPLY as TICKET_CALENDARS
 
 if TYPE_CHECKING:
     from selector.schedule import Schedule
@@ -119,4 +120,5 @@ APPLY: dict[str, Callable[[Schedule, Record, Mapping[str, Any]], None]] = {
     "schedule.promotion_proposed": _proposed,
     "schedule.promotion_approved": _decided,
     "schedule.promotion_rejected": _decided,
+    **TICKET_CALENDARS,  # the ticket programs' draw calendars
 }

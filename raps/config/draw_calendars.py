@@ -40,7 +40,8 @@ from pydantic import Field, field_validator
 from adapters.wire.settings import StrictModel
 from raps.config.stage import PrizeConfig
 from selector.calendar import Occurrence
-from selector.calendar_spec import SpecError, read_calendar
+from selector.calendar_spec import SpecError, plain, read_calendar
+from selector.ticket_calendars import entry_of
 
 ENTRY, PROXY = "entry", "proxy"
 
@@ -108,3 +109,17 @@ class DrawCalendarConfig(StrictModel):
 
 def _fill(template: str, at: datetime) -> str:
     return template.format(at=at)
+
+
+class TicketCalendarEntry(DrawCalendarConfig):
+    """A `[[ticket_calendars]]` entry of a schedule file (`raps schedule export`): one
+    calendar of the program `program`, in the program's order."""
+
+    program: str
+
+
+def calendar_entry(cal: DrawCalendarConfig) -> dict[str, Any]:
+    """The entry as the schedule's records hold it (selector.ticket_calendars)."""
+    out = cal.model_dump(mode="json", exclude_none=True, exclude={"calendar", "program"})
+    out["calendar"] = plain(cal.calendar)
+    return entry_of(out)

@@ -24,6 +24,7 @@ from pydantic import Field, PrivateAttr, ValidationError, model_validator
 from adapters.mqtt.config import MqttConfig
 from adapters.wire.settings import StrictModel, key_problems
 from raps.config.common import duplicates, missing_local_time, site_time
+from raps.config.draw_calendars import DrawCalendarConfig
 from raps.config.errors import ConfigError, KeyedError, Problem, from_validation, key_part
 from raps.config.floor import FloorConfig, SourcesConfig
 from raps.config.games import StagePlan, StageSection, resolve, stage_problems
@@ -178,7 +179,59 @@ class Config(StrictModel):
             seeding_command(at),
             source=self._source,
             taken=taken,
+            programs=self.ticket_programs,
         )
+
+    def check_ticket_calendar(
+        self,
+        calendars: Mapping[str, Sequence[Mapping[str, Any]]],
+        program_id: str,
+        index: int,
+        entry: Mapping[str, Any],
+    ) -> Config:
+        """This config with `calendars` and one of them set (or added, at the end): a
+        ScheduleError naming the field of the entry (``calendar.moved[0].to``), or the
+        key of another entry it breaks, when it cannot be."""
+        programs = {p.id: i for i, p in enumerate(self.ticket_programs)}
+        if program_id not in programs:
+            known = ", ".join(repr(p) for p in programs) or "none"
+            raise ScheduleError("program_id", f"no ticket program {program_id!r} ({known})")
+        given = {pid: list(v) for pid, v in calendars.items()}
+        have = given.setdefault(program_id, [])
+        have[index : index + 1] = [dict(entry)]
+        try:
+            return self.with_ticket_calendars(given)
+        except KeyedError as e:
+            mine = f"ticket_programs[{programs[program_id]}].calendars[{index}]."
+            raise ScheduleError(e.key.removeprefix(mine), str(e)) from None
+
+    def with_ticket_calendars(self, calendars: Mapping[str, Sequence[Mapping[str, Any]]]) -> Config:
+        """This config with the ticket programs' calendars the schedule holds (by program
+        id; a program it does not name keeps its own), checked as the config would be:
+        a KeyedError names the first problem (``ticket_programs[0].calendars[1]...``)."""
+        programs = []
+        for i, p in enumerate(self.ticket_programs):
+            given = calendars.get(p.id)
+            if given is None:
+                programs.append(p)
+                continue
+            made = []
+            for k, entry in enumerate(given):
+                try:
+                    made.append(DrawCalendarConfig.model_validate(entry))
+                except ValidationError as e:
+                    first = e.errors()[0]
+                    field = ".".join(str(x) for x in first["loc"])
+                    raise KeyedError(f"ticket_programs[{i}].calendars[{k}].{field}",
+                                     first["msg"]) from None  # fmt: skip
+            programs.append(p.model_copy(update={"calendars": tuple(made)}))
+        new = self.model_copy(update={"ticket_programs": tuple(programs)})
+        problems = new._ticket_references()
+        if not problems:
+            problems = stage_problems(new.stage, new.ticket_plan(), self.site.timezone)
+        if problems:
+            raise KeyedError(*problems[0])
+        return new
 
     def _ticket_references(self) -> list[tuple[str, str]]:
         """The ticket sections, checked among themselves and then as the core's plan; the

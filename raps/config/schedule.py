@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from adapters.wire.settings import StrictModel
+from raps.config.draw_calendars import TicketCalendarEntry, calendar_entry
 from raps.config.promotions import (
     PromotionConfig,
     SessionConfig,
@@ -38,6 +39,10 @@ from selector.schedule import (
     Status,
 )
 from selector.session import Command
+from selector.ticket_calendars import Check, set_calendar
+
+if TYPE_CHECKING:
+    from raps.config.tickets import TicketProgramConfig
 
 SEEDER = Actor("config", "config")
 _SESSION_KEYS = {
@@ -63,12 +68,24 @@ def seed(
     *,
     source: str,
     taken: Collection[str] = (),
+    programs: Sequence[TicketProgramConfig] = (),
 ) -> list[Record]:
     """Add to `schedule` what the config has and it lacks; its records, in order. A
-    refusal is a ScheduleError whose key is the config's (``promotions[0].calendar...``)."""
+    refusal is a ScheduleError whose key is the config's (``promotions[0].calendar...``).
+    A ticket program's calendars are seeded while the schedule holds none of it."""
     out: list[Record] = []
     reason = f"seeded from {source}"
     blocked = frozenset(taken)
+    for i, tp in enumerate(programs):
+        if tp.id in schedule.ticket_calendars:
+            continue
+        for k, cal in enumerate(tp.calendars):
+            cmd = command(f"seed:tickets:{tp.id}:{k}")
+            try:
+                out += set_calendar(schedule, cmd, tp.id, k, calendar_entry(cal), reason, _any)
+            except ScheduleError as e:
+                where = f"ticket_programs[{i}].calendars[{k}]"
+                raise ScheduleError(f"{where}.{e.key}".rstrip("."), e.reason) from None
     for i, p in enumerate(promotions):
         if p.id in schedule.definitions:
             continue
@@ -104,6 +121,10 @@ def seed(
     return out
 
 
+def _any(_program: str, _index: int, _entry: Any) -> None:
+    """The config's own calendars: checked with the whole config when it was loaded."""
+
+
 def definition(p: PromotionConfig, tz: str) -> dict[str, Any]:
     """Who qualifies for a `[[promotions]]` entry, as the schedule's records hold it."""
     return write_definition(core_promotion(p, tz))
@@ -132,6 +153,8 @@ class ScheduleDocument(StrictModel):
 
     promotions: tuple[PromotionConfig, ...] = ()
     sessions: tuple[SessionConfig, ...] = ()
+    # the ticket programs' draw calendars, each program's in its order
+    ticket_calendars: tuple[TicketCalendarEntry, ...] = ()
 
 
 def export_document(schedule: Schedule, tz: str) -> dict[str, Any]:
@@ -173,7 +196,12 @@ def export_document(schedule: Schedule, tz: str) -> dict[str, Any]:
         if s.off_calendar:
             row["off_calendar"] = s.off_calendar
         sessions.append(row)
-    return {"promotions": promotions, "sessions": sessions}
+    tickets = [
+        {"program": pid, **entry}
+        for pid, entries in schedule.ticket_calendars.items()
+        for entry in entries
+    ]
+    return {"promotions": promotions, "sessions": sessions, "ticket_calendars": tickets}
 
 
 def _wall(at: datetime, zone: ZoneInfo) -> str:
@@ -204,6 +232,7 @@ def import_document(
     reason: str,
     started: Collection[str],
     taken: Collection[str],
+    check: Check = _any,
 ) -> Imported:
     """Propose what a document says where it differs: sessions added or changed, then
     promotions' definitions and schedules.  An opened session is left as it is and
@@ -241,6 +270,33 @@ def import_document(
             out.records += _import_promotion(schedule, p, tz, command, reason, started_, taken_)
         except ScheduleError as e:
             raise ScheduleError(f"promotions[{i}].{e.key}".rstrip("."), e.reason) from None
+    out.records += _import_tickets(schedule, doc.ticket_calendars, command, reason, check)
+    return out
+
+
+def _import_tickets(
+    schedule: Schedule,
+    entries: Sequence[TicketCalendarEntry],
+    command: Callable[[str], Command],
+    reason: str,
+    check: Check,
+) -> list[Record]:
+    """Ticket calendars that differ from the schedule's (and from what waits), proposed;
+    the n-th entry of a program in the file is its n-th calendar."""
+    out: list[Record] = []
+    seen: dict[str, int] = {}
+    for j, tc in enumerate(entries):
+        k = seen[tc.program] = seen.get(tc.program, -1) + 1
+        entry = calendar_entry(tc)
+        have = schedule.ticket_calendars.get(tc.program, [])
+        waiting = schedule.ticket_proposals.get(f"{tc.program}[{k}]")
+        if (k < len(have) and have[k] == entry) or (waiting and waiting.entry == entry):
+            continue
+        try:
+            cmd = command(f"import:tickets:{tc.program}:{k}")
+            out += set_calendar(schedule, cmd, tc.program, k, entry, reason, check)
+        except ScheduleError as e:
+            raise ScheduleError(f"ticket_calendars[{j}].{e.key}".rstrip("."), e.reason) from None
     return out
 
 

@@ -145,6 +145,17 @@ class TicketDesk:
     def _tier_of(self, card: str) -> Tier | None:
         return self._floor().tier_of(card)
 
+    def replan(self, plan: TicketPlan, now: float) -> None:
+        """The ticket calendars changed on the calendar page: go on under `plan` (the
+        ledger keeps every credit and entry; raps.ticket_calendar_desk has refused any
+        change that would move or drop a draw with entries)."""
+        self.plan = plan
+        self.ledger.replan(plan, now)
+        self._promotion = {b.bin_id: b.program.promotion_id for b in plan.bins.values()}
+        self._tally = None  # counted again from the ledger when next asked
+        self._floor().set_points_sink(self.points_sink())
+        self.metrics.start_at_zero(sorted(plan.bins))
+
     # ------------------------------------------------------------------ restore
 
     def snapshot(self, now: float) -> dict[str, Any]:

@@ -164,6 +164,23 @@ class StageDesk:
             self.sessions[draw_id] = await self._from_journal(draw_id)
         self.update_gauges()
 
+    async def replan(self, cfg: Config, *, load: bool = True) -> None:
+        """The draws as `cfg` makes them now (the ticket calendars changed; the ticket
+        desk has its new plan): a draw new or changed is staged afresh from its journal,
+        one gone leaves the stage (a draw that has opened is never changed or dropped:
+        raps.ticket_calendar_desk refuses that first).  Not `load`: at start, before
+        `restore` stages them all."""
+        old, self.draws = self.draws, _stage_draws(cfg, self.tickets, self.zone)
+        if not load:
+            return
+        for draw_id in set(self.sessions) - set(self.draws):
+            del self.sessions[draw_id]
+        for draw_id, sd in self.draws.items():
+            if old.get(draw_id) != sd or draw_id not in self.sessions:
+                self.sessions[draw_id] = await self._from_journal(draw_id)
+        self.version += 1
+        self.update_gauges()
+
     async def _records(self, stream: str) -> list[Record]:
         return [Record.from_dict(e.record) for e in await self.journal.session_entries(stream)]
 

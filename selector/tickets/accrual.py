@@ -243,6 +243,19 @@ class PointsAccrual:
         g, i = found
         return g.total(card, i) + self._kept(card, g, i)
 
+    def settle_open(self, epoch: float, ref: str) -> None:
+        """Credit every card what its totals earn in the bins whose intervals are open at
+        `epoch` (after a restore into new bins: a bin added or moved on the calendar page
+        counts the points already earned in its interval; settling again adds nothing)."""
+        for g in self.groups:
+            if epoch < g.start or epoch >= g.ends[-1]:
+                continue
+            i = bisect_right(g.ends, epoch)
+            g.advance(max(i, g.lo))
+            cards = set().union(*g.layers)
+            for card in sorted(cards):
+                self._settle_all(g.open_bins[g.lo], card, g.total(card, g.lo), epoch, ref, None)
+
     # ------------------------------------------------------------ snapshots
 
     def snapshot(self, now: float) -> dict[str, Any]:

@@ -286,6 +286,24 @@ class TicketLedger:
     def restore(self, snap: Mapping[str, Any]) -> None:
         self._accrual.restore(snap)
 
+    def replan(self, plan: TicketPlan, now: float) -> None:
+        """Go on under another plan (draws added, moved or dropped on the calendar page):
+        credits and entries stay as recorded, points toward tickets are carried into the
+        new bins' earning intervals (matched by their start, as at a restart), and every
+        card's cell is retired, so its next point comes to the new accrual (the floor
+        gets `points_sink` anew)."""
+        snap = self._accrual.snapshot(now)
+        for cell in self._accrual.cells.values():
+            cell.hi, cell.room, cell.granted, cell.scope = -1.0, 0, 0, None
+        self.plan = plan
+        self._books.plan = plan
+        self._accrual = PointsAccrual(
+            plan.bins.values(), self._settle_points, self._accrual.tier_of
+        )
+        self._accrual.restore(snap)
+        self._accrual.settle_open(now, f"calendar:{now:.0f}")  # new bins: points earned so far
+        self.points_sink = self._accrual.feed
+
     # --------------------------------------------------------------- internals
 
     def _commit(self, rec: R) -> R:
