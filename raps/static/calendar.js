@@ -2,8 +2,9 @@
 // calendar occurrences; what is open now and next; eligible players and entered tickets.
 // Marketing and admins create, reschedule and cancel sessions, create promotions and
 // change who qualifies, a promotion's period and its calendar; an admin approves
-// marketing's sessions and promotion changes (which wait until then).  Every change
-// asks why: the reason is journaled with the user's name.
+// marketing's sessions and promotion changes (which wait until then).  Ticket draws are
+// moved, cancelled or added on their program's draw calendar (the same proposals and
+// approvals).  Every change asks why: the reason is journaled with the user's name.
 //
 // Changes are retry-safe like the handheld's: one command id per submit, re-sent
 // unchanged after a lost reply or a 503 (RAPS.deliver).  A refusal names its field,
@@ -123,6 +124,110 @@
     }));
   }
 
+  // ------------------------------------------------------- ticket draw calendars
+
+  function calendarSummary(e) {
+    const c = e.calendar;
+    const n = (k) => (c[k] || []).length;
+    return [n("weekly") && `${n("weekly")} weekly rule(s)`, n("dated") && `${n("dated")} dated rule(s)`,
+      n("moved") && `${n("moved")} moved`, n("cancelled") && `${n("cancelled")} cancelled`,
+      n("conditional") && `${n("conditional")} conditional`].filter(Boolean).join(", ");
+  }
+
+  function renderTicketCalendars() {
+    const rows = view.ticket_calendars || [];
+    const out = rows.map((t) => {
+      const e = t.entry || (t.waiting && t.waiting.entry);
+      const row = el("div", { class: "promo tcal", dataset: { program: t.program_id, index: String(t.index) } },
+        el("strong", {}, `${t.program} #${t.index + 1}`), t.entry ? "" : el("span", { class: "badge warn" }, "NEW"),
+        el("span", {}, `Draws ${e.name || e.id} · ${e.winners || 5} winners${e.bin ? " · bin " + e.bin : ""}`),
+        el("span", {}, calendarSummary(e)));
+      if (t.waiting) {
+        const w = t.waiting;
+        row.append(el("span", { class: "badge warn waiting" }, "WAITING"),
+          el("span", { class: "waiting-by" }, `proposed by ${w.by} (${w.role}): ${w.reason}`));
+        if (isAdmin()) {
+          row.append(el("button", { type: "button", class: "small", onclick: () => ticketDecideForm(t, "approve") }, "Approve"),
+            el("button", { type: "button", class: "secondary small", onclick: () => ticketDecideForm(t, "reject") }, "Reject"));
+        }
+      }
+      if (planner() && t.entry) {
+        row.append(el("button", { type: "button", class: "secondary small", onclick: () => ticketCalendarForm(t, t.entry) }, "Change"));
+      }
+      return row;
+    });
+    if (planner()) {
+      for (const pid of view.ticket_programs || []) {
+        const n = rows.filter((t) => t.program_id === pid).length;
+        const like = rows.find((t) => t.program_id === pid && t.entry);
+        const blank = like ? { ...like.entry, calendar: { dated: [], windows: like.entry.calendar.windows } }
+          : { id: `${pid}-{at:%Y-%m-%d-%H%M}`, winners: 5, calendar: { dated: [], windows: { entry: { start: "08:00", end: "-5m" } } } };
+        out.push(el("button", { type: "button", class: "secondary small", dataset: { program: pid },
+          onclick: () => ticketCalendarForm({ program_id: pid, program: pid, index: n }, blank) }, `Add a calendar to ${pid}`));
+      }
+    }
+    $("ticket-calendars").replaceChildren(...(out.length ? out : [el("p", {}, "No ticket program has a calendar.")]));
+  }
+
+  function ticketUrl(t, what) {
+    return `/api/schedule/ticket-calendars/${encodeURIComponent(t.program_id)}/${t.index}${what ? "/" + what : ""}`;
+  }
+
+  function ticketCalendarForm(t, entry) {
+    show(`${t.program}: draw calendar #${t.index + 1}`, [
+      el("label", { for: "f-entry" }, "Draws (id, name, bin, winners, prizes) and their calendar (weekly, dated, moved, cancelled, conditional, windows: docs/configuration.md)"),
+      el("textarea", { id: "f-entry", name: "entry", spellcheck: "false" }, JSON.stringify(entry, null, 2)),
+      ...field("Why (journaled with your name)", "reason", "", { maxlength: 500 }),
+      el("p", { class: "note" }, isAdmin() ? "Applies at once." : "An admin approves it before it applies."),
+    ], [el("button", { type: "button", id: "f-submit", onclick: () => submitTicketCalendar(t) }, "Save")]);
+  }
+
+  async function submitTicketCalendar(t, entry) {
+    if (!entry) {
+      try { entry = JSON.parse(value("entry")); } catch (e) { $("d-error").textContent = `entry: not valid JSON (${e.message})`; return; }
+    }
+    await send(ticketUrl(t), { entry, reason: value("reason") },
+      isAdmin() ? "Calendar saved" : "Proposed: an admin approves it");
+  }
+
+  function ticketDecideForm(t, what) {
+    const w = t.waiting;
+    const label = what === "approve" ? "Approve" : "Reject";
+    show(`${label}: ${t.program} calendar #${t.index + 1}`, [facts([["Proposed by", `${w.by} (${w.role}), ${shown(w.at)}`],
+      ["Why", w.reason], ["Calendar", JSON.stringify(w.entry.calendar)]]),
+    ...field("Why (journaled with your name)", "reason", what === "approve" ? "approved" : "", { maxlength: 500 })],
+    [el("button", { type: "button", id: "f-submit", class: what === "reject" ? "danger" : "",
+      onclick: () => send(ticketUrl(t, what), { reason: value("reason") }, `${label}d`) }, label)]);
+  }
+
+  // a draw of a calendar moved (to: "YYYY-MM-DD HH:MM") or cancelled (to: null), as the
+  // calendar says it: a moved draw's move is changed, a conditional draw's time
+  function editDraw(entry, at, to, reason) {
+    const cal = structuredClone(entry.calendar);
+    const moved = (cal.moved || []).find((m) => m.to === at);
+    const cond = (cal.conditional || []).find((c) => c.at === at);
+    if (cond) {
+      if (to) cond.at = to; else cal.conditional = cal.conditional.filter((c) => c !== cond);
+    } else if (moved) {
+      if (to) moved.to = to;
+      else { cal.moved = cal.moved.filter((m) => m !== moved); (cal.cancelled ||= []).push({ at: moved.from, reason }); }
+    } else if (to) (cal.moved ||= []).push({ from: at, to, reason });
+    else (cal.cancelled ||= []).push({ at, reason });
+    return { ...entry, calendar: cal };
+  }
+
+  function drawForm(i, what) {
+    const [pid, index] = i.calendar;
+    const t = view.ticket_calendars.find((x) => x.program_id === pid && x.index === index);
+    const body = what === "move" ? [...field("Move to (YYYY-MM-DD HH:MM)", "to", wall(i.at), { autocomplete: "off" })] : [];
+    body.push(...field("Why (journaled with your name)", "reason", "", { maxlength: 500 }));
+    show(`${what === "move" ? "Move" : "Cancel"} ${i.name}`, body, [el("button", { type: "button", id: "f-submit",
+      class: what === "cancel" ? "danger" : "", onclick: () => {
+        const reason = value("reason");
+        submitTicketCalendar(t, editDraw(t.entry, wall(i.at), what === "move" ? value("to") : null, reason));
+      } }, what === "move" ? "Move draw" : "Cancel draw")]);
+  }
+
   function renderGrid() {
     const [y, m] = month.split("-").map(Number);
     const first = new Date(Date.UTC(y, m - 1, 1));
@@ -153,6 +258,7 @@
     renderList("open-now", view.open_now, "Nothing is open now.");
     renderList("next-items", view.next, "Nothing is scheduled.");
     renderPromotions();
+    renderTicketCalendars();
     renderGrid();
     $("updated").textContent = `Updated ${shown(view.now)} · times in ${view.timezone}`;
   }
@@ -198,7 +304,10 @@
     if (i.kind === "ticket_draw") {
       show(i.name, [facts([["Promotion", i.promotion], ["Program", i.program], ["Draw", shown(i.at)],
         ["Entries", `${shown(i.opens)} until ${shown(i.closes)}`], ["Winners", String(i.winners)],
-        ["Entered", `${i.tickets} tickets by ${i.players} players`], ["State", i.state]])], []);
+        ["Entered", `${i.tickets} tickets by ${i.players} players`], ["State", i.state]])],
+      i.calendar && planner() && i.state === "scheduled" ? [
+        el("button", { type: "button", onclick: () => drawForm(i, "move") }, "Move draw"),
+        el("button", { type: "button", class: "danger", onclick: () => drawForm(i, "cancel") }, "Cancel draw")] : []);
       return;
     }
     if (i.kind === "occurrence") {
