@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from raps.config import Config
+from raps.config.draw_calendars import calendar_entry
 from raps.config.errors import KeyedError
 from raps.games.desk import GameDesk
 from raps.logs import get_logger
@@ -124,6 +125,13 @@ class TicketCalendarDesk:
         calendars = self.planner.schedule.ticket_calendars
         if not calendars and self.current is self.cfg:
             return
+        if not load:  # at start: the schedule holds, whatever the config now says
+            for p in self.cfg.ticket_programs:
+                held = calendars.get(p.id)
+                if held is not None and held != [calendar_entry(c) for c in p.calendars]:
+                    self.log.warning("the config's ticket calendars differ from the schedule's, "
+                                     "which hold: change them on the calendar page",
+                                     program=p.id)  # fmt: skip
         try:
             cfg = self.cfg.with_ticket_calendars(calendars)
         except KeyedError as e:  # the config changed under the schedule: it cannot hold
