@@ -224,16 +224,29 @@ async def test_bad_input_is_refused_naming_the_field_and_nothing_is_journaled(en
 
 
 async def test_the_calendars_survive_a_restart_and_the_config_does_not_undo_them(
-    env: Env,
+    db_url: str, tmp_path: Path
 ) -> None:
-    c = seat(env, 1, "M01", points=60)
-    r = await env.post(URL, role="admin", entry=moved(await env.entry(), "2026-04-25 21:00"))
-    assert r.status_code == 200, r.text
-    assert (await kiosk(env, c, "k-1", MOVED)).json()["tickets"] == 3
-    await env.service.stop()
-    async with running_service(env.cfg, env.clock) as service:
+    """Earning from a fixed start (000's car draws): one group of intervals whose first
+    has ended by the restart, so the start's plan must leave the ledger fresh for the
+    floor snapshot's points."""
+    fixed = 'kind = "fixed_start_to_draw"\nstart = "2026-04-18 08:00"'
+    extra = TICKETS.replace('kind = "day_to_draw"\nstart_time = "08:00"', fixed)
+    assert extra != TICKETS
+    cfg = floor_config(db_url, tmp_path, extra=extra)
+    clock = Clock()
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as client:
+        env = Env(cfg, clock, service, client)
+        c = seat(env, 1, "M01", points=60)
+        r = await env.post(URL, role="admin", entry=moved(await env.entry(), "2026-04-25 21:00"))
+        assert r.status_code == 200, r.text
+        assert (await kiosk(env, c, "k-1", MOVED)).json()["tickets"] == 3  # 1 + 2 free
+        clock.now = datetime(2026, 4, 26, 12, 0, tzinfo=SAST)  # after the moved draw
+        service.floor.advance(clock.now)
+        await service.stop()  # the floor snapshot, with the points toward tickets
+    async with running_service(cfg, clock) as service:
         assert [d.draw_id for d in service.tickets.plan.draws] == [MOVED, NEXT]
         assert service.tickets.ledger.entered(c, MOVED) == 3  # its bin's records restored
+        assert service.tickets.ledger.points_milli(c, NEXT) == 60_000  # and the points
         assert MOVED in service.stage.draws
 
 

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
+from selector.events import Tier
 from selector.records import Actor, Record
 from selector.schedule import Schedule, ScheduleError
 from selector.session import Command
 from selector.ticket_calendars import decide, set_calendar
+from selector.tickets import PeriodRule, TicketDraw, TicketLedger, TicketPlan, TicketProgram
 from tests.builders import NOON
 
 ANN, ADA = Actor("ann", "marketing"), Actor("ada", "admin")
@@ -75,3 +78,43 @@ def test_proposed_approved_replayed_and_a_refusal_records_nothing() -> None:
     again = Schedule.replay({}, [Record.from_dict(r.to_dict()) for r in s.records])
     assert again.ticket_calendars == s.ticket_calendars
     assert again.ticket_proposals == s.ticket_proposals
+
+
+def test_a_replanned_ledger_credits_the_points_already_earned_in_a_moved_bin() -> None:
+    """000's car draws earn from 27 September until each draw: a draw moved after the
+    first one is held gets the points its card earned so far, credited at the change;
+    a fresh ledger replanned at start still takes its snapshot."""
+    tz = "Africa/Johannesburg"
+    zone = ZoneInfo(tz)
+
+    def at(month: int, day: int, hour: int, minute: int = 0) -> datetime:
+        return datetime(2025, month, day, hour, minute, tzinfo=zone)
+
+    program = TicketProgram(
+        program_id="car", promotion_id="heat", rates={Tier.JACK: 100},
+        period=PeriodRule.fixed_start_to_draw(datetime(2025, 9, 27, 8), tz=tz),
+    )  # fmt: skip
+
+    def draw(draw_id: str, month: int, day: int, hour: int) -> TicketDraw:
+        return TicketDraw(draw_id=draw_id, program_id="car", at=at(month, day, hour),
+                          opens=at(month, day, 8), closes=at(month, day, hour - 1))  # fmt: skip
+
+    before = TicketPlan([program], [draw("oct", 10, 25, 15), draw("nov", 11, 29, 15)], tz)
+    after = TicketPlan([program], [draw("oct", 10, 25, 15), draw("nov-late", 11, 29, 19)], tz)
+    ledger = TicketLedger(before, tier_of=lambda _card: Tier.JACK)
+    ledger.credit_points("c1", Tier.JACK, at(10, 1, 12).timestamp(), 250_000, "e1")
+    assert [ledger.credited_from_points("c1", b) for b in ("oct", "nov")] == [2, 2]
+    ledger.take_records()
+    now = at(11, 1, 12).timestamp()  # after the October draw
+    snap = ledger.snapshot(now)
+    ledger.replan(after, now)
+    assert ledger.credited_from_points("c1", "nov-late") == 2
+    [credit] = ledger.take_records()
+    assert (credit.bin_id, credit.ref) == ("nov-late", f"calendar:{now:.0f}")
+    ledger.replan(after, now)  # settling again adds nothing
+    assert ledger.take_records() == []
+
+    fresh = TicketLedger(before, tier_of=lambda _card: Tier.JACK)
+    fresh.replan(after, now)  # at start: the schedule's plan, before the restore
+    fresh.restore(snap)
+    assert fresh.points_milli("c1", "nov-late") == 250_000

@@ -248,11 +248,10 @@ class PointsAccrual:
         `epoch` (after a restore into new bins: a bin added or moved on the calendar page
         counts the points already earned in its interval; settling again adds nothing)."""
         for g in self.groups:
-            if epoch < g.start or epoch >= g.ends[-1]:
-                continue
-            i = bisect_right(g.ends, epoch)
-            g.advance(max(i, g.lo))
             cards = set().union(*g.layers)
+            if not cards or epoch < g.start or epoch >= g.ends[-1]:
+                continue  # a fresh accrual (a start, before its restore) stays fresh
+            g.advance(max(bisect_right(g.ends, epoch), g.lo))
             for card in sorted(cards):
                 self._settle_all(g.open_bins[g.lo], card, g.total(card, g.lo), epoch, ref, None)
 

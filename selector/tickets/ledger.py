@@ -292,16 +292,17 @@ class TicketLedger:
         new bins' earning intervals (matched by their start, as at a restart), and every
         card's cell is retired, so its next point comes to the new accrual (the floor
         gets `points_sink` anew)."""
-        snap = self._accrual.snapshot(now)
-        for cell in self._accrual.cells.values():
+        old = self._accrual
+        fresh = not old.cells and not any(layer for g in old.groups for layer in g.layers)
+        snap = old.snapshot(now)
+        for cell in old.cells.values():
             cell.hi, cell.room, cell.granted, cell.scope = -1.0, 0, 0, None
         self.plan = plan
         self._books.plan = plan
-        self._accrual = PointsAccrual(
-            plan.bins.values(), self._settle_points, self._accrual.tier_of
-        )
-        self._accrual.restore(snap)
-        self._accrual.settle_open(now, f"calendar:{now:.0f}")  # new bins: points earned so far
+        self._accrual = PointsAccrual(plan.bins.values(), self._settle_points, old.tier_of)
+        if not fresh:  # (a fresh one, at start, stays fresh for the snapshot's restore)
+            self._accrual.restore(snap)
+            self._accrual.settle_open(now, f"calendar:{now:.0f}")  # points earned so far
         self.points_sink = self._accrual.feed
 
     # --------------------------------------------------------------- internals
