@@ -87,11 +87,7 @@ class TicketCalendarDesk:
             try:
                 nd = new.draw(d.draw_id)
             except KeyError:
-                raise ScheduleError(
-                    "calendar",
-                    f"{when}: it cannot be dropped (cancel the change, or ask the "
-                    "inspector: its entries are journaled)",
-                ) from None
+                raise ScheduleError("calendar", f"{when}: it cannot be dropped") from None
             if _shape(nd) != _shape(d):
                 raise ScheduleError("calendar", f"{when}: it cannot be moved or changed")
             before = [x.draw_id for x in old.bins[d.bin_id].draws]

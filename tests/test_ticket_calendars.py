@@ -180,6 +180,25 @@ async def test_marketing_moves_a_draw_an_admin_approves_and_the_plan_follows_at_
     ]
 
 
+async def test_a_draw_open_on_stage_is_neither_moved_nor_cancelled(env: Env) -> None:
+    r = await env.client.post(
+        f"/api/stage/draws/{NEXT}/open", json={"command_id": "o-1"}, headers=auth("stage_host")
+    )
+    assert r.status_code == 200, r.text
+    before = env.journaled()
+    entry = await env.entry()
+    entry["calendar"]["cancelled"] = [{"at": "2026-05-02 20:00", "reason": "a holiday"}]
+    r = await env.post(URL, role="admin", entry=entry)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == {
+        "field": "calendar",
+        "detail": f"draw {NEXT} (Sat 02 May 2026 20:00) is open on stage: it cannot be dropped",
+    }
+    assert env.journaled() == before and env.draws() == [TONIGHT, NEXT]
+    r = await env.post(URL, entry=moved(await env.entry(), "2026-04-25 21:00"))  # another draw
+    assert r.status_code == 200, r.text  # proposed: the open draw stays as it is
+
+
 async def test_bad_input_is_refused_naming_the_field_and_nothing_is_journaled(env: Env) -> None:
     before = env.journaled()
     entry = await env.entry()
