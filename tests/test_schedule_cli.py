@@ -116,3 +116,44 @@ def test_a_bad_file_is_refused_with_exit_1_naming_the_key_and_nothing_is_journal
     assert export(config) == before  # nothing was journaled
     wrong_config = raps("export", "--config", str(bad), cwd=config.parent)
     assert wrong_config.returncode == 2  # the daemon's config itself: as `raps run`
+
+
+def test_the_000_seed_s_ticket_calendars_go_out_and_come_back_as_proposals(
+    tmp_path: Path,
+) -> None:
+    """Gold Reef City's draw calendars (000) in the file: the 22 October draw moved to
+    Tuesday 21 October, exported; moved to 14:00 in the file, proposed; an impossible
+    time refused with exit 1, naming the entry and key."""
+    seed = Path(__file__).resolve().parent.parent / "config" / "seeds" / "gold-reef-city.toml"
+    config = tmp_path / "raps.toml"
+    config.write_text(
+        seed.read_text("utf-8")
+        .replace("sqlite:///var/gold-reef-city.db", f"sqlite:///{tmp_path / 'grc.db'}")
+        .replace("var/seed.key", str(tmp_path / "seed.key")),
+        "utf-8",
+    )
+    page = export(config)
+    cals = page["ticket_calendars"]
+    assert [c["program"] for c in cals] == [  # type: ignore[union-attr, index]
+        "wed-cash", "wed-cash", "queen-thu", "car", "sat-cash", "sat-cash", "sat-cash",
+    ]  # fmt: skip
+    wed = cals[0]  # type: ignore[index]
+    assert wed["calendar"]["moved"] == [  # type: ignore[index]
+        {"from": "2025-10-22 13:00", "to": "2025-10-21 13:00", "reason": "rule 4"}
+    ]
+    out = tmp_path / "schedule.toml"
+    done = raps("export", "--config", str(config), "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text("utf-8")
+    moved = 'to = "2025-10-21 13:00"'
+    assert text.count(moved) == 1
+    args = ("import", str(out), "--config", str(config), "--reason", "the 21st at 14:00")
+    out.write_text(text.replace(moved, 'to = "2025-10-21 25:00"'), "utf-8")
+    done = raps(*args, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "ticket_calendars[0].calendar.moved[0].to" in done.stderr
+    out.write_text(text.replace(moved, 'to = "2025-10-21 14:00"'), "utf-8")
+    done = raps(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "1 change(s) proposed" in done.stdout
+    assert export(config)["ticket_calendars"] == cals  # proposed: nothing applies unapproved
