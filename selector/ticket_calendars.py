@@ -46,6 +46,7 @@ class TicketProposal:
     at: datetime
     reason: str
     entry: Mapping[str, Any]
+    adds: bool = False  # a calendar new at the end of the list, not a change of one
 
 
 def label(program_id: str, index: int) -> str:
@@ -90,8 +91,9 @@ def set_calendar(
     check(program_id, index, entry)
     data = {"program_id": program_id, "index": index, "ticket_calendar": label(program_id, index),
             "entry": entry}  # fmt: skip
-    kind = SET if cmd.actor.role in APPLIES else PROPOSED
-    return s._commit(cmd, [(kind, data)], why(reason))
+    if cmd.actor.role in APPLIES:
+        return s._commit(cmd, [(SET, data)], why(reason))
+    return s._commit(cmd, [(PROPOSED, {**data, "adds": index == len(have)})], why(reason))
 
 
 def decide(
@@ -117,8 +119,10 @@ def decide(
     if not approve:
         return s._commit(cmd, [(REJECTED, data)], why(reason))
     have = s.ticket_calendars.get(program_id, [])
-    if index > len(have):
-        raise ScheduleError("index", f"program {program_id!r} has {len(have)} calendar(s)")
+    if index > len(have) or (waiting.adds and index != len(have)):
+        raise ScheduleError(
+            "index", f"program {program_id!r} has {len(have)} calendar(s) now: propose it again"
+        )
     check(program_id, index, waiting.entry)
     by = {"user": waiting.actor.user, "role": waiting.actor.role}
     steps = [(APPROVED, {**data, "proposed_by": by}), (SET, {**data, "entry": dict(waiting.entry)})]
@@ -140,8 +144,9 @@ def _set(s: Schedule, rec: Record, d: Mapping[str, Any]) -> None:
 def _proposed(s: Schedule, rec: Record, d: Mapping[str, Any]) -> None:
     pid, index = str(d["program_id"]), int(d["index"])
     s.ticket_proposals[label(pid, index)] = TicketProposal(
-        pid, index, rec.actor, rec.at, str(d.get("reason", "")), dict(d["entry"])
-    )
+        pid, index, rec.actor, rec.at, str(d.get("reason", "")), dict(d["entry"]),
+        bool(d.get("adds", False)),
+    )  # fmt: skip
 
 
 def _decided(s: Schedule, rec: Record, d: Mapping[str, Any]) -> None:

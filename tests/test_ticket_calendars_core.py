@@ -74,7 +74,13 @@ def test_proposed_approved_replayed_and_a_refusal_records_nothing() -> None:
     ]
     assert done[0].data["proposed_by"] == {"user": "ann", "role": "marketing"}
     assert s.ticket_calendars["teeds"][0]["winners"] == 7 and not s.ticket_proposals
-    set_calendar(s, cmd(9, ADA), "teeds", 1, ENTRY, "a second calendar", ok)
+    # marketing's new calendar waits; an admin adds another first: the proposal's place
+    # is taken, and its approval is refused (it would replace the admin's)
+    set_calendar(s, cmd(9, ANN), "teeds", 1, {**ENTRY, "winners": 2}, "a second", ok)
+    set_calendar(s, cmd(10, ADA), "teeds", 1, ENTRY, "a second calendar", ok)
+    with pytest.raises(ScheduleError, match="has 2 calendar"):
+        decide(s, cmd(11, ADA), "teeds", 1, True, "ok", ok)
+    assert s.ticket_calendars["teeds"][1]["winners"] == 5
     again = Schedule.replay({}, [Record.from_dict(r.to_dict()) for r in s.records])
     assert again.ticket_calendars == s.ticket_calendars
     assert again.ticket_proposals == s.ticket_proposals
