@@ -17,6 +17,7 @@ before anything is restored: the database is the truth once running.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -43,6 +44,7 @@ class TicketCalendarDesk:
             cfg, planner, tickets, stage, games)  # fmt: skip
         self.clock = clock
         self.current = cfg  # the config as the schedule's calendars make it
+        self._applied: dict[str, list[dict[str, Any]]] = {}  # the calendars it was made of
         self.made_by = _made_by(cfg)  # draw id -> (program id, its calendar's index)
         self.log = get_logger(component="ticket-calendars")
         planner.followers.append(self.follow)
@@ -119,8 +121,9 @@ class TicketCalendarDesk:
         """The ticket desk, the stage and the games as the schedule's calendars make them
         (`load`: stage the draws from their journals now; not at start, before restore)."""
         calendars = self.planner.schedule.ticket_calendars
-        if not calendars and self.current is self.cfg:
-            return
+        if calendars == self._applied:
+            return  # nothing changed (a resync after a failed commit): the ledger stays
+        self._applied = copy.deepcopy(calendars)
         if not load:  # at start: the schedule holds, whatever the config now says
             for p in self.cfg.ticket_programs:
                 held = calendars.get(p.id)
