@@ -197,7 +197,7 @@
       ["Why", w.reason], ["Calendar", JSON.stringify(w.entry.calendar)]]),
     ...field("Why (journaled with your name)", "reason", what === "approve" ? "approved" : "", { maxlength: 500 })],
     [el("button", { type: "button", id: "f-submit", class: what === "reject" ? "danger" : "",
-      onclick: () => send(ticketUrl(t, what), { reason: value("reason") }, `${label}d`) }, label)]);
+      onclick: () => send(ticketUrl(t, what), { reason: value("reason") }, what === "approve" ? "Approved" : "Rejected") }, label)]);
   }
 
   // a draw of a calendar moved (to: "YYYY-MM-DD HH:MM") or cancelled (to: null), as the
