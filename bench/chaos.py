@@ -446,21 +446,22 @@ class Chaos:
 
     def _journal(self) -> list[str]:
         """Every answered command in the journal exactly once: its command id there, and
-        none of its records twice (a draw is two records, pick.requested and pick.drawn)."""
+        none of its records twice (a draw is two records, pick.requested and pick.drawn; a
+        forced close voids each pending pick, a pick.voided per pick, then closes)."""
         hand = self.hand
         assert hand is not None
         seen: Counter[str] = Counter()
-        records: Counter[tuple[str, str]] = Counter()
+        records: Counter[tuple[str, str, object]] = Counter()
         for (record,) in self.pg.sql("SELECT record FROM journal"):
             rec = json.loads(record)
             cid = (rec.get("data") or {}).get("command_id")
             if cid:
                 seen[cid] += 1
-                records[(cid, str(rec.get("type")))] += 1
+                records[(cid, str(rec.get("type")), rec["data"].get("pick"))] += 1
         answered = hand.answered_ids()
         out = []
         missing = [c for c in answered if seen[c] == 0]
-        repeated = {cid for (cid, _), n in records.items() if n > 1}
+        repeated = {cid for (cid, _, _), n in records.items() if n > 1}
         twice = [c for c in answered if c in repeated]
         if missing:
             out.append(f"{len(missing)} answered commands not in the journal: {missing[:3]}")
