@@ -281,7 +281,7 @@ def check(
             continue  # its entry fails the chain check, which names it
         by_session.setdefault(str(r.get("session_id")), []).append(r)
         seqs.setdefault(str(r.get("session_id")), []).append((e.seq, e.hash))
-    pinned = {"witness_key": witness_key}
+    pinned: dict[str, Any] = {"witness_key": witness_key}
     closed_draws: dict[str, list[dict[str, Any]]] = {}
     windows, journal_end = _windows(by_session.get(SCHEDULE_STREAM, [])), _last_time(records)
     for sid, recs in by_session.items():

@@ -154,9 +154,11 @@ class Metrics:
         )
         self.sessions_refused = Gauge(
             "raps_sessions_refused",
-            "Sessions the daemon refused to run: their journal records fail its checks",
+            "Sessions the daemon refused to run: their journal records fail its checks "
+            "(RAPS sessions, ticket draws and the prize letters' stream)",
             registry=r,
         )
+        self._refused: dict[str, int] = {}  # by who refused them: "sessions", "stage"
         self.floor_log_failures = Counter(
             "raps_floor_log_write_failures_total",
             "Floor event log writes that failed (their events are kept and written again)",
@@ -339,6 +341,11 @@ class Metrics:
                 self.claim_seconds.labels(pick.kind).observe(waited)
             elif r.type == "pick.no_show" and r.data.get("by") == "claim_timer":
                 self.claim_timer.labels("expired").inc()
+
+    def refused(self, who: str, count: int) -> None:
+        """raps_sessions_refused: the service's refused sessions plus the stage's draws."""
+        self._refused[who] = count
+        self.sessions_refused.set(sum(self._refused.values()))
 
     def count_sessions(self, sessions: Iterable[DrawSession]) -> None:
         """raps_sessions by promotion, state and rehearsal. Only the series that changed

@@ -212,7 +212,7 @@ class Service(ClaimCommands[CommandResult]):
     def _refuse(self, session_id: str, reason: str) -> None:
         self.sessions.pop(session_id, None)
         self.refused[session_id] = reason
-        self.metrics.sessions_refused.set(len(self.refused))
+        self.metrics.refused("sessions", len(self.refused))
         self.log.error("session refused", session=session_id, reason=reason)
 
     def _journal_refused(self, reason: str) -> None:

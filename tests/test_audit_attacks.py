@@ -20,7 +20,10 @@ daemon now make of it.
   session refused for its broken state machine;
 - a winner changed in an open session, chain rebuilt, mark deleted: refused at restore,
   its pick recomputed from the unsealed seed;
-- and an exclusion that arrives while a winner waits (issue 15).
+- and an exclusion that arrives while a winner waits (issue 15);
+- a ticket draw's close moved out of its stream by its `session_id` column: refused at
+  restore (409 on every command, counted, shown), and so is the prize letters' stream
+  with a collection moved out of it.
 """
 
 from __future__ import annotations
@@ -566,3 +569,105 @@ async def test_the_rehearsal_flag_survives_a_restart_with_a_changed_config(env: 
         assert session_row(again, plan)["rehearsal"] is False
     rep = await env.report()
     assert not [a for a in rep.anomalies.get(SESSION, []) if "rehearsal" in a], rep.lines()
+
+
+# ------------------------------------------------------------ ticket draws on stage
+
+CASH = "cash-2000"
+TICKETS = f"""
+[[ticket_programs]]
+id = "cash"
+promotion = "raps"
+tiers = ["jack"]
+complimentary = {{ jack = 2 }}
+[ticket_programs.period]
+kind = "day_to_draw"
+start_time = "08:00"
+[ticket_programs.stage]
+win_limit = "per_draw"
+present_seconds = 90
+proxy_deadline_minutes = 15
+prizes = [{{ kind = "cash", amount = 500000 }}]
+
+[[ticket_draws]]
+id = "{CASH}"
+program = "cash"
+name = "Cash draw 20:00"
+at = "2026-04-25 20:00"
+opens = "2026-04-25 08:00"
+closes = "2026-04-25 19:55"
+winners = 1
+"""
+
+
+async def stage_post(c: httpx.AsyncClient, path: str, command_id: str, **body: Any) -> Any:
+    body["command_id"] = command_id
+    return await c.post(f"/api/stage/draws/{CASH}/{path}", json=body, headers=auth("stage_host"))
+
+
+async def collect(c: httpx.AsyncClient, letter: str, command_id: str) -> Any:
+    body = {"command_id": command_id, "document": "sa_id", "last_digits": "1234",
+            "signature": {"kind": "typed", "text": "P. Test"}}  # fmt: skip
+    return await c.post(f"/api/prizes/{letter}/collect", json=body, headers=auth("rewards_desk"))
+
+
+async def test_editing_a_draw_close_s_column_does_not_reopen_the_draw(
+    db_url: str, tmp_path: Path
+) -> None:
+    cfg = floor_config(db_url, tmp_path, extra=TICKETS)
+    clock, ev = Clock(), Events(NOON)
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as c:
+        receipts = {}
+        for n in range(1, 5):
+            assert service.ingest([ev.player(card(n), tier=Tier.JACK)], source="test") == 1
+            body = {"request_id": f"k-{n}", "card": card(n), "draw": CASH}
+            r = await c.post("/api/tickets/kiosk/entries", json=body, headers=auth("kiosk"))
+            assert r.status_code == 200, r.text
+            receipts[card(n)] = r.json()["receipt_no"]
+        assert (await stage_post(c, "open", "o")).status_code == 200
+        won = (await stage_post(c, "draw", "d")).json()["picks"][0]["card"]
+        r = await stage_post(c, "picks/1/present", "p", presenter="winner", document="sa_id",
+                             last_digits="1234", receipt=receipts[won])  # fmt: skip
+        assert r.status_code == 200, r.text
+        r = await stage_post(c, "picks/1/award", "a", source="position")
+        assert r.status_code == 200, r.text
+        letter = r.json()["picks"][0]["letter_no"]
+        assert (await stage_post(c, "close", "c")).status_code == 200
+        await service.journal.settle()
+    async with service.engine.begin() as conn:  # the seed is public now: reopen the draw
+        await conn.execute(
+            text("UPDATE journal SET session_id = 'hidden' WHERE type = 'draw.closed'")
+        )
+
+    rep = await Env(cfg, clock, service, c).report()
+    assert not rep.ok and any("chained record says" in e for e in rep.column_errors), rep.lines()
+    async with running_service(cfg, clock) as again, client_for(again, cfg) as c:
+        why = again.stage.refused[CASH]
+        assert "filed under 'hidden'" in why and "belongs to 'draw:cash-2000'" in why, why
+        for path in ("draw", "close"):  # nothing more is drawn with the revealed seed
+            r = await stage_post(c, path, f"after-{path}")
+            assert r.status_code == 409 and r.json()["reason"] == "draw_refused", r.text
+            assert "is refused: journal entry" in r.json()["detail"]
+        assert not [x for x in again.stage.sessions[CASH].records if x.type == "draw.picked"][1:]
+        view = (await c.get(f"/api/stage/draws/{CASH}", headers=auth("stage_host"))).json()
+        assert view["refused"] == why
+        assert again.metrics.registry.get_sample_value("raps_sessions_refused") == 1
+        assert SESSION in again.sessions  # the rest of the floor runs on
+        assert again.stage.prizes_refused is None
+
+    # the prize letters' stream: a collection hidden the same way would pay twice
+    async with service.engine.begin() as conn:
+        await conn.execute(text("UPDATE journal SET session_id = 'draw:cash-2000' "
+                                "WHERE session_id = 'hidden'"))  # fmt: skip
+    async with running_service(cfg, clock) as fixed, client_for(fixed, cfg) as c:
+        assert fixed.stage.refused == {} and fixed.stage.prizes_refused is None
+        r = await collect(c, letter, "col")
+        assert r.status_code == 200, r.text
+        await fixed.journal.settle()
+    async with service.engine.begin() as conn:
+        await conn.execute(text("UPDATE journal SET session_id = 'hidden' "
+                                "WHERE type = 'prize.collected'"))  # fmt: skip
+    async with running_service(cfg, clock) as again, client_for(again, cfg) as c:
+        assert "filed under 'hidden'" in str(again.stage.prizes_refused)
+        r = await collect(c, letter, "col-2")
+        assert r.status_code == 409 and r.json()["reason"] == "prizes_refused", r.text

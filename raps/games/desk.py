@@ -189,32 +189,44 @@ class GameDesk:
     # ------------------------------------------------------------------ restore
 
     async def restore(self) -> None:
-        """Games, the stage ledger and the car spots as the journal leaves them."""
+        """Games, the stage ledger and the car spots as the journal leaves them. A draw is
+        refused whose games, or the ledger or car spots every game pays through, the
+        journal does not vouch for (raps.tickets.stage_loader), or cannot be restored."""
         games: dict[str, StageGame] = {}
         ledger = StageLedger(self.plan.progressive)
         cars = {cid: self._new_car(cid) for cid in self.plan.cars}
         refused: dict[str, str] = {}
-        for stream in await self.journal.session_ids():
-            if stream == LEDGER_STREAM:
-                recs = await self._records(stream)
-                ledger = StageLedger.replay(recs, None if recs else self.plan.progressive)
+        own = [game_stream(m, d) for d, p in self.plan.draws.items() for m in SEQUENCE[p.kind]]
+        shared = [LEDGER_STREAM, *(SPOTS_PREFIX + c for c in self.plan.cars)]
+        misfiled = await self.stage.loader.misfiled([*own, *shared])
+        listed = await self.journal.session_ids()
+        for stream in [*listed, *(s for s in [*own, *shared] if s not in listed)]:
+            if stream != LEDGER_STREAM and not stream.startswith((SPOTS_PREFIX, PREFIX)):
+                continue
+            read = await self.stage.loader.read(stream, misfiled.get(stream))
+            if read.refused is not None:
+                game = stream.startswith(PREFIX)
+                for draw_id in [parse_stream(stream)[1]] if game else self.plan.draws:
+                    refused.setdefault(draw_id, f"{stream}: {read.refused}")
+                self.log.error("stage game refused at restore", game=stream, reason=read.refused)
+            elif not read.entries:
+                continue
+            elif stream == LEDGER_STREAM:
+                ledger = StageLedger.replay(read.records, None)
             elif stream.startswith(SPOTS_PREFIX):
                 car_id = stream.removeprefix(SPOTS_PREFIX)
-                cars[car_id] = CarQualifiers.replay(car_id, await self._records(stream))
-            elif stream.startswith(PREFIX):
+                cars[car_id] = CarQualifiers.replay(car_id, read.records)
+            else:
                 draw_id = parse_stream(stream)[1]
                 try:
                     seed = game_seed(await self._draw_seed(draw_id), stream)
-                    games[stream] = restore_game(await self._records(stream), seed)
+                    games[stream] = restore_game(read.records, seed)
                 except (StageError, ValueError, KeyError) as e:
                     refused[draw_id] = str(e)
                     self.log.error("stage game refused at restore", game=stream, reason=str(e))
         self.games, self.ledger, self.cars, self.refused = games, ledger, cars, refused
         self._stale = False
         self.update_gauges()
-
-    async def _records(self, stream: str) -> list[Record]:
-        return [Record.from_dict(e.record) for e in await self.journal.session_entries(stream)]
 
     async def _draw_seed(self, draw_id: str) -> bytes:
         seed = self._seeds.get(draw_id)

@@ -37,6 +37,7 @@ from raps.seal import SeedSealer
 from raps.storage_health import Outage, StorageUnavailable
 from raps.store.journal import JournalStore
 from raps.tickets.desk import TicketDesk
+from raps.tickets.stage_loader import StageLoader
 from raps.witness_client import WitnessClient, WitnessDenied, WitnessUnavailable, signed
 from selector.fairness import DERIVATION_V3, SEED_BYTES, commitment
 from selector.records import Actor, Record
@@ -145,6 +146,11 @@ class StageDesk:
         self.proxies = ProxyBook()
         self.prizes = PrizeLedger()
         self._lock = lock
+        self.loader = StageLoader(journal, sealer)
+        # streams the journal does not vouch for (raps.tickets.stage_loader), and why:
+        # draws (their own stream or their proxies'), and the prize letters
+        self.refused: dict[str, str] = {}
+        self.prizes_refused: str | None = None
         self._needs_reload: set[str] = set()
         self._listeners: set[asyncio.Queue[str]] = set()
         self.version = 0  # grows with every commit: the screens' cheap "anything new?"
@@ -157,11 +163,16 @@ class StageDesk:
     # ------------------------------------------------------------------ startup
 
     async def restore(self) -> None:
-        """Draws, proxies and prizes as the journal leaves them."""
-        await self._reload_proxies()
-        await self._reload_prizes()
+        """Draws, proxies and prizes as the journal leaves them; a stream the journal does
+        not vouch for is refused, with why (raps.tickets.stage_loader)."""
+        self.refused, self.prizes_refused = {}, None
+        streams = [PRIZE_STREAM] + [p + d for d in self.draws for p in (DRAW_PREFIX, PROXY_PREFIX)]
+        misfiled = await self.loader.misfiled(streams)
+        await self._reload_proxies(misfiled)
+        await self._reload_prizes(misfiled.get(PRIZE_STREAM))
         for draw_id in self.draws:
-            self.sessions[draw_id] = await self._from_journal(draw_id)
+            misfiled_draw = misfiled.get(draw_stream(draw_id))
+            self.sessions[draw_id] = await self._from_journal(draw_id, misfiled_draw)
         self.update_gauges()
 
     async def replan(self, cfg: Config, *, load: bool = True) -> None:
@@ -175,29 +186,56 @@ class StageDesk:
             return
         for draw_id in set(self.sessions) - set(self.draws):
             del self.sessions[draw_id]
-        for draw_id, sd in self.draws.items():
-            if old.get(draw_id) != sd or draw_id not in self.sessions:
-                self.sessions[draw_id] = await self._from_journal(draw_id)
+        changed = [d for d, sd in self.draws.items() if old.get(d) != sd or d not in self.sessions]
+        misfiled = await self.loader.misfiled([draw_stream(d) for d in changed])
+        for draw_id in changed:
+            self.refused.pop(draw_id, None)  # checked afresh as it is staged again
+            self.sessions[draw_id] = await self._from_journal(
+                draw_id, misfiled.get(draw_stream(draw_id))
+            )
         self.version += 1
         self.update_gauges()
 
-    async def _records(self, stream: str) -> list[Record]:
-        return [Record.from_dict(e.record) for e in await self.journal.session_entries(stream)]
+    def _refuse(self, draw_id: str | None, reason: str) -> None:
+        """A draw (None: the prize letters) kept from running: logged, counted, and every
+        command that needs it answered 409 with why."""
+        if draw_id is None:
+            self.prizes_refused = self.prizes_refused or reason
+        elif draw_id not in self.refused:
+            self.refused[draw_id] = reason
+        else:
+            return
+        self.log.error("draw refused", draw=draw_id or PRIZE_STREAM, reason=reason)
+        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
 
-    async def _from_journal(self, draw_id: str) -> TicketDrawSession:
+    def _usable(self, draw_id: str | None, letters: bool = False) -> None:
+        """Refuses a command on a refused draw, or one that writes prize letters while
+        their stream is refused."""
+        why = self.refused.get(draw_id) if draw_id is not None else None
+        if why is not None:
+            raise StageRefused("draw_refused", f"draw {draw_id} is refused: {why}; the journal "
+                               "was changed outside the daemon (run raps verify)")  # fmt: skip
+        if (letters or draw_id is None) and self.prizes_refused is not None:
+            raise StageRefused("prizes_refused", "the prize letters are refused: "
+                               f"{self.prizes_refused}; the journal was changed outside "
+                               "the daemon (run raps verify)")  # fmt: skip
+
+    async def _from_journal(self, draw_id: str, misfiled: str | None = None) -> TicketDrawSession:
         sd = self.draws[draw_id]
         stream = draw_stream(draw_id)
-        entries = await self.journal.session_entries(stream)
-        records = [Record.from_dict(e.record) for e in entries]
-        seed = None
-        if records:
-            sealed = await self.journal.sealed_seed(stream)
-            if sealed is not None:
-                seed = self.sealer.unseal(stream, *sealed)
-        s = TicketDrawSession.restore(
-            stream, draw_id, self.bin_id(draw_id), sd.day, sd.rules, records, seed,
-            promotion_id=sd.promotion_id,
-        )  # fmt: skip
+
+        def build(records: list[Record], seed: bytes | None) -> TicketDrawSession:
+            return TicketDrawSession.restore(
+                stream, draw_id, self.bin_id(draw_id), sd.day, sd.rules, records, seed,
+                promotion_id=sd.promotion_id,
+            )  # fmt: skip
+
+        restored, read = await self.loader.draw(stream, build, misfiled)
+        if read.refused is not None:
+            self._refuse(draw_id, read.refused)
+        if restored is None:  # refused: shown as never opened, every command refused
+            return build([], None)
+        s, entries = restored, read.entries
         if s.needs_witness() and entries[-1].record.get("type") == REQUESTED:
             s.note_request_entry(entries[-1].seq, entries[-1].hash)  # what the witness signs
         if s.state is SessionState.OPEN:
@@ -409,7 +447,7 @@ class StageDesk:
         """Presentation windows that ran out become no-shows (the host then redraws)."""
         now = self.clock()
         for draw_id, s in list(self.sessions.items()):
-            if any(p.deadline < now for p in s.pending()):
+            if draw_id not in self.refused and any(p.deadline < now for p in s.pending()):
                 async with self._lock:
                     if draw_id in self._needs_reload:  # a failed commit may have landed
                         await self._reload(draw_id)
@@ -433,6 +471,7 @@ class StageDesk:
         entered = self.tickets.ledger.entered_by_card(self.bin_id(draw_id))
         cmd = Command(command_id, actor, self.clock())
         async with self._lock:
+            self._usable(draw_id)
             start = len(self.proxies.records)
             try:
                 self.proxies.nominate(
@@ -463,6 +502,7 @@ class StageDesk:
     ) -> Letter:
         cmd = Command(command_id, actor, self.clock())
         async with self._lock:
+            self._usable(None)
             start = len(self.prizes.records)
             try:
                 letter = self.prizes.collect(
@@ -483,6 +523,7 @@ class StageDesk:
         """Close an overdue prize with a reason: no longer listed or alerted as overdue."""
         cmd = Command(command_id, actor, self.clock())
         async with self._lock:
+            self._usable(None)
             start = len(self.prizes.records)
             try:
                 letter = self.prizes.forfeit(cmd, letter_no, reason=reason)
@@ -517,9 +558,11 @@ class StageDesk:
         return self._lock
 
     async def fresh(self, draw_id: str) -> TicketDrawSession:
-        """The draw as the journal has it (reloaded after a failed write); under the lock."""
+        """The draw as the journal has it (reloaded after a failed write); under the lock.
+        Refused (StageRefused) if the draw or the prize letters a game writes are."""
         if draw_id in self._needs_reload:
             await self._reload(draw_id)
+        self._usable(draw_id, letters=True)
         return self.sessions[draw_id]
 
     async def recover(self, draw_id: str) -> None:
@@ -567,6 +610,7 @@ class StageDesk:
         async with self._lock:
             if draw_id in self._needs_reload:
                 await self._reload(draw_id)
+            self._usable(draw_id, letters)
             s = self.sessions[draw_id]
             cmd = Command(command_id, actor, self.clock())
             holder: dict[str, Any] = {}
@@ -675,15 +719,32 @@ class StageDesk:
             raise StageUnavailable("the journal cannot be read; try again shortly") from e
         self._needs_reload.discard(draw_id)
 
-    async def _reload_proxies(self) -> None:
+    async def _reload_proxies(self, misfiled: dict[str, str] | None = None) -> None:
+        """Every draw's nominations; a draw whose nominations the journal does not vouch
+        for is refused (they bar cards from its bin), and they are left out."""
         records: list[Record] = []
-        for stream in sorted(await self.journal.session_ids()):
+        known = {PROXY_PREFIX + d for d in self.draws}
+        for stream in sorted(known | set(await self.journal.session_ids())):
             if stream.startswith(PROXY_PREFIX):
-                records += await self._records(stream)
+                read = await self.loader.read(stream, (misfiled or {}).get(stream))
+                if read.refused is None:
+                    records += read.records
+                elif stream in known:
+                    self._refuse(stream.removeprefix(PROXY_PREFIX), f"its proxies: {read.refused}")
         self.proxies = ProxyBook.replay(records)
 
-    async def _reload_prizes(self) -> None:
-        self.prizes = PrizeLedger.replay(await self._records(PRIZE_STREAM))
+    async def _reload_prizes(self, misfiled: str | None = None) -> None:
+        """The prize letters; refused (collections, forfeits and awards answered 409) when
+        the journal does not vouch for them, shown as their records leave them."""
+        read = await self.loader.read(PRIZE_STREAM, misfiled)
+        if read.refused is not None:
+            self._refuse(None, read.refused)
+        try:
+            self.prizes = PrizeLedger.replay(read.records)
+        except (PrizeRefused, SessionError, KeyError, TypeError, ValueError):
+            if read.refused is None:
+                raise
+            self.prizes = PrizeLedger()
 
     async def _reload_prizes_safely(self) -> None:
         await self._reload_safely(self._reload_prizes)

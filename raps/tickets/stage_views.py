@@ -60,6 +60,7 @@ def draws_list(desk: StageDesk) -> list[dict[str, Any]]:
                 "program": sd.program_name,
                 "at": sd.draw.at.isoformat(),
                 "state": s.state.value,
+                "refused": desk.refused.get(draw_id),  # why the daemon will not run it
                 "winners": s.rules.winners,
                 "winners_drawn": len(s.winners()),
                 "players": summary["players"],
@@ -82,6 +83,8 @@ def host_view(desk: StageDesk, draw_id: str) -> dict[str, Any]:
         "program": sd.program_name,
         "at": sd.draw.at.isoformat(),
         "state": s.state.value,
+        "refused": desk.refused.get(draw_id),  # why the daemon will not run it (a 409 each)
+        "prizes_refused": desk.prizes_refused,
         "session_id": s.session_id,
         "commitment": s.commitment,
         "seed": seed.hex() if seed else None,
