@@ -115,7 +115,10 @@ class Service(ClaimCommands[CommandResult]):
         )
         self.tickets.attach(self.floor)
         # the independent witness of every draw's request (None: draws open unwitnessed)
-        self.witness = WitnessClient(cfg.witness, cfg.site.id) if cfg.witness else None
+        policy = lambda promo: self.floor.promotion(promo).witness_fallback  # noqa: E731
+        self.witness = (
+            WitnessClient(cfg.witness, cfg.site.id, policy=policy) if cfg.witness else None
+        )
         self.stage = StageDesk(cfg, self.tickets, self.journal, self._lock, sealer, metrics,
                                clock, self._health.journal, self.witness)  # fmt: skip
         self.games = GameDesk(cfg.stage_plan(), self.stage, metrics)  # the games after draws

@@ -2,14 +2,17 @@
 of each request (raps/witness/ is the other side; docs/fairness.md "The witness").
 
 The calls have a short timeout (`[witness] timeout_seconds`). A witness that cannot be
-reached refuses the draw with a clear message, unless the config allows a fallback: the
-pick is then drawn without the signature, journaled as such and reported by `raps verify`
-as an anomaly. A witness that answers with a refusal (a request it signed before with
-other terms: the journal's tail deleted and drawn again) is never fallen back from.
+reached refuses the draw with a clear message, unless the draw's promotion allows a
+fallback (its `witness_fallback`, else the site's `[witness] fallback`, fixed in the draw's
+opening record): the pick is then drawn without the signature, journaled as such and
+reported by `raps verify` as an anomaly. A witness that answers with a refusal (a request
+it signed before with other terms: the journal's tail deleted and drawn again) is never
+fallen back from.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,10 +45,15 @@ class Witnessed(Protocol):
 
 class WitnessClient:
     def __init__(
-        self, cfg: WitnessConfig, site: str, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        cfg: WitnessConfig,
+        site: str,
+        transport: httpx.AsyncBaseTransport | None = None,
+        policy: Callable[[str], bool | None] = lambda _promotion: None,
     ) -> None:
         self.cfg = cfg
         self.site = site
+        self.policy = policy  # a promotion's own witness_fallback (None: the site's)
         try:
             token = Path(cfg.token_file).read_text(encoding="ascii").strip()
         except (OSError, UnicodeDecodeError) as e:
@@ -84,15 +92,23 @@ class WitnessClient:
             )
         return data
 
-    async def register(self, session_id: str, commitment: str, derivation: str) -> WitnessAtOpen:
-        """The draw registered with the witness before it opens: its key and receipt."""
+    def fallback(self, promotion_id: str) -> bool:
+        """Whether a draw of the promotion may go on without the witness's signature."""
+        own = self.policy(promotion_id) if promotion_id else None
+        return self.cfg.fallback if own is None else own
+
+    async def register(
+        self, session_id: str, commitment: str, derivation: str, promotion_id: str = ""
+    ) -> WitnessAtOpen:
+        """The draw registered with the witness before it opens: its key and receipt, and
+        whether its promotion allows a fallback."""
         data = await self._post(
             "/v1/open",
             {"site": self.site, "session_id": session_id, "commitment": commitment,
              "derivation": derivation},
         )  # fmt: skip
         return WitnessAtOpen(
-            self.site, str(data["public_key"]), str(data["receipt"]), self.cfg.fallback
+            self.site, str(data["public_key"]), str(data["receipt"]), self.fallback(promotion_id)
         )
 
     async def reply(self, draw: Witnessed) -> WitnessReply | None:
@@ -121,7 +137,7 @@ async def registered(
     has none, or when the command is a retry of an open already made."""
     if client is None or s.answered(command_id) or s.state != SessionState.SCHEDULED:
         return None
-    return await client.register(s.session_id, commitment, DERIVATION_V3)
+    return await client.register(s.session_id, commitment, DERIVATION_V3, s.promotion_id)
 
 
 async def signed(client: WitnessClient | None, draw: Witnessed) -> WitnessReply | None:

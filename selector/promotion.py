@@ -32,6 +32,9 @@ class Promotion:
     areas_excluded: frozenset[str] = frozenset()
     pool_kinds: frozenset[PoolKind] = frozenset(PoolKind)
     min_active_seconds: float = 0.0
+    # may its draws go on unwitnessed when the witness cannot be reached (None: as the
+    # site's `[witness] fallback` says); recorded in each draw's opening record
+    witness_fallback: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.promotion_id:

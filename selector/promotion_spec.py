@@ -13,6 +13,7 @@ hold, so the three cannot drift apart::
     areas_excluded     = ["Salon Prive"]
     pool_kinds         = ["slots", "tables"]
     min_active_seconds = 0
+    witness_fallback   = false               # absent or null: the site's [witness] fallback
 
 Every key but `name` has the config's default when absent.
 """
@@ -39,6 +40,7 @@ KEYS = (
     "areas_excluded",
     "pool_kinds",
     "min_active_seconds",
+    "witness_fallback",
 )
 TIERS = tuple(t.value for t in Tier)
 POOL_KINDS = tuple(k.value for k in PoolKind)
@@ -67,6 +69,9 @@ def read_definition(
     included = doc.get("areas_included")
     inside = None if included is None else _areas(included, "areas_included", areas)
     outside = _areas(doc.get("areas_excluded", ()), "areas_excluded", areas)
+    fallback = doc.get("witness_fallback")
+    if fallback is not None and not isinstance(fallback, bool):
+        raise SpecError("witness_fallback", f"true, false or absent (the site's), not {fallback!r}")
     return Promotion(
         promotion_id=promotion_id,
         name=name.strip(),
@@ -77,6 +82,7 @@ def read_definition(
         areas_excluded=frozenset(outside),
         pool_kinds=frozenset(PoolKind(k) for k in kinds),
         min_active_seconds=active,
+        witness_fallback=fallback,
     )
 
 
@@ -93,6 +99,8 @@ def write_definition(p: Promotion) -> dict[str, Any]:
         "pool_kinds": [k for k in POOL_KINDS if PoolKind(k) in p.pool_kinds],
         "min_active_seconds": p.min_active_seconds,
     }
+    if p.witness_fallback is not None:  # absent: the site's (definitions written before it)
+        doc["witness_fallback"] = p.witness_fallback
     return doc
 
 

@@ -23,8 +23,10 @@ from raps.config import (
     load_config,
     parse_config,
 )
+from selector.calendar_spec import SpecError
 from selector.events import PoolKind, Tier
 from selector.promotion import EarnRules, Promotion, SessionRules
+from selector.promotion_spec import read_definition, write_definition
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "config" / "raps.example.toml"
@@ -609,3 +611,21 @@ def test_a_session_says_when_its_claim_countdown_starts(tmp_path: Path) -> None:
     assert (rules.claim_starts, rules.max_en_route_seconds) == ("absent", None)
     bad = config_error(tmp_path, minimal(SESSION + 'claim_starts = "arrival"\n'))
     assert "sessions[0].claim_starts" in bad
+
+
+def test_a_promotion_may_set_its_own_witness_fallback() -> None:
+    """`witness_fallback`: absent (the site's `[witness] fallback`), true or false; the
+    same in a definition the calendar page sends, refused unless a bool, written back
+    only when set (definitions journaled before it read back unchanged)."""
+    config = parse_config(minimal())
+    assert config.promotion_entries[0].witness_fallback is None
+    assert config.promotions()[0].witness_fallback is None
+    own = parse_config(toml(SITE, FLOOR, PROMO + "witness_fallback = true\n"))
+    promo = own.promotions()[0]
+    assert promo.witness_fallback is True
+    doc = write_definition(promo)
+    assert doc["witness_fallback"] is True
+    assert read_definition("raps", doc, "Africa/Johannesburg") == promo
+    assert "witness_fallback" not in write_definition(config.promotions()[0])
+    with pytest.raises(SpecError, match="witness_fallback"):
+        read_definition("raps", {**doc, "witness_fallback": "yes"}, "Africa/Johannesburg")

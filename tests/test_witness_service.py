@@ -135,12 +135,17 @@ class Daemon:
 
 @asynccontextmanager
 async def daemon(
-    db_url: str, tmp_path: Path, w: Witness, fallback: bool = False
+    db_url: str, tmp_path: Path, w: Witness, fallback: bool = False, own: bool | None = None
 ) -> AsyncIterator[Daemon]:
+    """`fallback`: the site's `[witness] fallback`; `own`: the promotion's (None: none)."""
     extra = STAGE.format(limit="per_draw", EVENING=EVENING, LATE=LATE) + w.section(
         tmp_path, fallback
     )
     cfg = floor_config(db_url, tmp_path, extra=extra)
+    promotions = tuple(
+        p.model_copy(update={"witness_fallback": own}) for p in cfg.promotion_entries
+    )
+    cfg = cfg.model_copy(update={"promotion_entries": promotions})
     async with running_service(cfg, Clock()) as service, client_for(service, cfg) as client:
         ev = seat_players(service, slots=SLOTS)
         yield Daemon(cfg, service, client, Handheld(client), ev)
@@ -213,6 +218,42 @@ async def test_with_a_fallback_the_pick_goes_unwitnessed_and_is_an_anomaly(
         report = await verify(d, witness, SESSION)
         assert report.ok and report.exit_code == 3, report.lines()
         assert any("without the witness's signature" in line for line in report.lines())
+
+
+@pytest.mark.parametrize(("site", "own"), [(False, True), (True, False)])
+async def test_a_promotion_s_own_fallback_setting_overrides_the_site_s(
+    db_url: str, tmp_path: Path, witness: Witness, site: bool, own: bool
+) -> None:
+    """The RAPS session and the ticket draw of a promotion (`witness_fallback`) fall back,
+    or not, as it says whatever `[witness] fallback` says; its choice is in each opening
+    record, and verify holds the picks to it."""
+    async with daemon(db_url, tmp_path, witness, fallback=site, own=own) as d:
+        env = Env(d.cfg, Clock(), d.service, d.client, ev=d.ev)
+        for i in range(6, 10):
+            await enter(env, i)
+        assert (await d.hh.post("open")).status_code == 200
+        assert (await env.host("open")).status_code == 200
+        for stream in (SESSION, f"draw:{EVENING}"):
+            opened = (await d.service.journal.session_entries(stream))[0].record
+            assert opened["data"]["witness"]["fallback"] is own, opened
+        witness.stop()
+        drawn = await d.hh.post("draw", kind="slots")
+        picked = await env.host("draw")
+        for r in (drawn, picked):
+            if own:
+                assert r.status_code == 200, r.text
+            else:
+                assert r.status_code == 503 and "did not answer" in r.json()["detail"], r.text
+        witness.start()
+        if not own:  # the requests were kept: drawn now, witnessed
+            assert (await d.hh.post("draw", kind="slots")).status_code == 200
+            assert (await env.host("draw")).status_code == 200
+        assert (await d.hh.post("close", force=True)).status_code == 200
+        assert (await env.host("close", force=True)).status_code == 200
+        report = await verify(d, witness, SESSION, f"draw:{EVENING}")
+        assert report.ok and report.exit_code == (3 if own else 0), report.lines()
+        unwitnessed = [line for line in report.lines() if "without the witness's signature" in line]
+        assert len(unwitnessed) == (2 if own else 0), report.lines()
 
 
 async def test_deleting_the_tail_request_to_draw_again_is_refused_and_shown(

@@ -78,6 +78,9 @@ class PromotionConfig(StrictModel):
     # how the handheld's PA line names a winner (003 rule 16): "Thandi M.", "Thandi" or
     # "Thandi Mokoena"; the screens always show first name and initial
     announce_name: Literal["first_initial", "first", "full"] = "first_initial"
+    # may its draws go on unwitnessed when the witness cannot be reached; None: as the
+    # site's `[witness] fallback` says (docs/configuration.md)
+    witness_fallback: bool | None = None
     # the schedule (selector.schedule), seeded from here at first start: its period, its
     # calendar of draws (selector.calendar_spec) and the RAPS sessions that calendar makes
     period: dict[str, Any] | None = None
@@ -174,4 +177,5 @@ def core_promotion(p: PromotionConfig, tz: str) -> Promotion:
         areas_excluded=frozenset(p.areas_excluded),
         pool_kinds=frozenset(PoolKind(k) for k in p.pool_kinds),
         min_active_seconds=p.min_active_seconds,
+        witness_fallback=p.witness_fallback,
     )

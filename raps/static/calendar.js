@@ -511,6 +511,8 @@
       tiers: chosen("tiers"), pool_kinds: chosen("pool_kinds"),
       areas_included: inside ? list(inside) : null, areas_excluded: list(value("areas_excluded")),
     };
+    const was = p && (p.definition || (p.waiting && p.waiting.definition));  // the form has no field for it: kept
+    if (was && was.witness_fallback != null) definition.witness_fallback = was.witness_fallback;
     await send(`/api/schedule/promotions/${encodeURIComponent(id || "-")}/definition`, { definition, reason: value("reason") },
       isAdmin() ? "Promotion saved" : "Proposed: an admin approves it");
   }

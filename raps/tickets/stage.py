@@ -297,7 +297,7 @@ class StageDesk:
             """Derivation v3: the witness learns the draw (and its commitment) first."""
             if self.witness is not None and not s.answered(command_id):
                 witness["at_open"] = await self.witness.register(
-                    stream, commitment(seed), DERIVATION_V3
+                    stream, commitment(seed), DERIVATION_V3, sd.promotion_id
                 )
 
         def action(s: TicketDrawSession, cmd: Command) -> tuple[Any, Any]:
