@@ -188,9 +188,9 @@ async def test_a_session_and_a_ticket_draw_are_witnessed_end_to_end(
 
 
 async def test_an_unreachable_witness_refuses_the_draw_until_it_is_back(
-    tmp_path: Path, witness: Witness
+    db_url: str, tmp_path: Path, witness: Witness
 ) -> None:
-    async with daemon(f"sqlite:///{tmp_path / 'raps.db'}", tmp_path, witness) as d:
+    async with daemon(db_url, tmp_path, witness) as d:
         assert (await d.hh.post("open")).status_code == 200
         witness.stop()
         r = await d.hh.post("draw", kind="slots")
@@ -206,9 +206,9 @@ async def test_an_unreachable_witness_refuses_the_draw_until_it_is_back(
 
 
 async def test_with_a_fallback_the_pick_goes_unwitnessed_and_is_an_anomaly(
-    tmp_path: Path, witness: Witness
+    db_url: str, tmp_path: Path, witness: Witness
 ) -> None:
-    async with daemon(f"sqlite:///{tmp_path / 'raps.db'}", tmp_path, witness, fallback=True) as d:
+    async with daemon(db_url, tmp_path, witness, fallback=True) as d:
         assert (await d.hh.post("open")).status_code == 200
         witness.stop()
         r = await d.hh.post("draw", kind="slots")
@@ -256,24 +256,36 @@ async def test_a_promotion_s_own_fallback_setting_overrides_the_site_s(
         assert len(unwitnessed) == (2 if own else 0), report.lines()
 
 
+# a trigger that vetoes every winner's commit: SQLite's, PostgreSQL's
+VETO_SQLITE = (
+    "CREATE TRIGGER veto BEFORE INSERT ON journal WHEN NEW.type = 'pick.drawn' "
+    "BEGIN SELECT RAISE(ABORT, 'vetoed'); END",
+)
+VETO_POSTGRESQL = (
+    "CREATE FUNCTION veto() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN RAISE EXCEPTION 'vetoed'; END $$",
+    "CREATE TRIGGER veto BEFORE INSERT ON journal FOR EACH ROW "
+    "WHEN (NEW.type = 'pick.drawn') EXECUTE FUNCTION veto()",
+)
+
+
 async def test_deleting_the_tail_request_to_draw_again_is_refused_and_shown(
-    tmp_path: Path, witness: Witness
+    db_url: str, tmp_path: Path, witness: Witness
 ) -> None:
     """A trigger vetoes the winner's commit after the witness signed request 1; the DB
     admin deletes the request row (and, on the daemon's host, its head mark) and restarts
     the daemon to draw again: the witness refuses request 1 with another entry, and its log
     shows the request the journal lost."""
-    url = f"sqlite:///{tmp_path / 'raps.db'}"
+    url = db_url
     async with daemon(url, tmp_path, witness) as d:
         assert (await d.hh.post("open")).status_code == 200
+        sqlite = d.service.engine.dialect.name == "sqlite"
         async with d.service.engine.begin() as conn:
-            await conn.execute(text(
-                "CREATE TRIGGER veto BEFORE INSERT ON journal WHEN NEW.type = 'pick.drawn' "
-                "BEGIN SELECT RAISE(ABORT, 'vetoed'); END"
-            ))  # fmt: skip
+            for sql in VETO_SQLITE if sqlite else VETO_POSTGRESQL:
+                await conn.execute(text(sql))
         assert (await d.hh.post("draw", kind="slots")).status_code == 503
         async with d.service.engine.begin() as conn:
-            await conn.execute(text("DROP TRIGGER veto"))
+            await conn.execute(text("DROP TRIGGER veto" + ("" if sqlite else " ON journal")))
             await conn.execute(text("DELETE FROM journal WHERE type = 'pick.requested'"))
         # an insider on the daemon's host too: its head mark deleted, so the daemon does not
         # refuse the cut journal itself (raps.store.headmark); the witness still does
