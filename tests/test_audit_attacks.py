@@ -605,6 +605,18 @@ async def stage_post(c: httpx.AsyncClient, path: str, command_id: str, **body: A
     return await c.post(f"/api/stage/draws/{CASH}/{path}", json=body, headers=auth("stage_host"))
 
 
+async def enter_four(service: Service, c: httpx.AsyncClient) -> dict[str, str]:
+    """Four members enter their two complimentary tickets each: card -> receipt."""
+    ev, receipts = Events(NOON), {}
+    for n in range(1, 5):
+        assert service.ingest([ev.player(card(n), tier=Tier.JACK)], source="test") == 1
+        body = {"request_id": f"k-{n}", "card": card(n), "draw": CASH}
+        r = await c.post("/api/tickets/kiosk/entries", json=body, headers=auth("kiosk"))
+        assert r.status_code == 200, r.text
+        receipts[card(n)] = r.json()["receipt_no"]
+    return receipts
+
+
 async def collect(c: httpx.AsyncClient, letter: str, command_id: str) -> Any:
     body = {"command_id": command_id, "document": "sa_id", "last_digits": "1234",
             "signature": {"kind": "typed", "text": "P. Test"}}  # fmt: skip
@@ -615,15 +627,9 @@ async def test_editing_a_draw_close_s_column_does_not_reopen_the_draw(
     db_url: str, tmp_path: Path
 ) -> None:
     cfg = floor_config(db_url, tmp_path, extra=TICKETS)
-    clock, ev = Clock(), Events(NOON)
+    clock = Clock()
     async with running_service(cfg, clock) as service, client_for(service, cfg) as c:
-        receipts = {}
-        for n in range(1, 5):
-            assert service.ingest([ev.player(card(n), tier=Tier.JACK)], source="test") == 1
-            body = {"request_id": f"k-{n}", "card": card(n), "draw": CASH}
-            r = await c.post("/api/tickets/kiosk/entries", json=body, headers=auth("kiosk"))
-            assert r.status_code == 200, r.text
-            receipts[card(n)] = r.json()["receipt_no"]
+        receipts = await enter_four(service, c)
         assert (await stage_post(c, "open", "o")).status_code == 200
         won = (await stage_post(c, "draw", "d")).json()["picks"][0]["card"]
         r = await stage_post(c, "picks/1/present", "p", presenter="winner", document="sa_id",
@@ -671,3 +677,35 @@ async def test_editing_a_draw_close_s_column_does_not_reopen_the_draw(
         assert "filed under 'hidden'" in str(again.stage.prizes_refused)
         r = await collect(c, letter, "col-2")
         assert r.status_code == 409 and r.json()["reason"] == "prizes_refused", r.text
+
+
+async def test_a_winner_changed_in_an_open_draw_is_refused_at_restore(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The pick's card and ticket both changed to a favoured player's (so the draw's own
+    tree agrees the ticket is theirs), chain rebuilt, head mark deleted: the ticket no
+    longer follows from the unsealed seed, and the draw is refused."""
+    cfg = floor_config(db_url, tmp_path, extra=TICKETS)
+    clock = Clock()
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as c:
+        await enter_four(service, c)
+        assert (await stage_post(c, "open", "o")).status_code == 200
+        assert (await stage_post(c, "draw", "d")).status_code == 200
+        await service.journal.settle()
+    picked = next(r for r in await rows(service.engine, f"draw:{CASH}")
+                  if r["type"] == "draw.picked")  # fmt: skip
+    record = json.loads(picked["record"])
+    d = record["data"]
+    cards = sorted(card(n) for n in range(1, 5))  # two tickets each, in canonical order
+    other = next(x for x in cards if x != d["card"])
+    ticket = 2 * cards.index(other)
+    d.update(card=other, ticket=ticket, first=ticket)
+    await rewrite(service.engine, picked["seq"], record)
+    assert service.journal.mark is not None
+    service.journal.mark.path.unlink()
+    async with running_service(cfg, clock) as again, client_for(again, cfg) as c:
+        why = again.stage.refused[CASH]
+        assert why.startswith("its records fail verification: record 2 (pick 1): ticket"), why
+        assert "recorded, seed gives" in why
+        r = await stage_post(c, "draw", "after-edit")
+        assert r.status_code == 409 and r.json()["reason"] == "draw_refused", r.text
