@@ -23,7 +23,8 @@ daemon now make of it.
 - and an exclusion that arrives while a winner waits (issue 15);
 - a ticket draw's close moved out of its stream by its `session_id` column: refused at
   restore (409 on every command, counted, shown), and so is the prize letters' stream
-  with a collection moved out of it.
+  with a collection moved out of it; a winner changed in an open ticket draw (chain
+  rebuilt, mark deleted): refused at restore, its ticket recomputed from the seed.
 """
 
 from __future__ import annotations
