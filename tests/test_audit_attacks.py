@@ -710,3 +710,32 @@ async def test_a_winner_changed_in_an_open_draw_is_refused_at_restore(
         assert "recorded, seed gives" in why
         r = await stage_post(c, "draw", "after-edit")
         assert r.status_code == 409 and r.json()["reason"] == "draw_refused", r.text
+
+
+async def test_a_nomination_moved_out_of_its_stream_refuses_its_draw(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A proxy's own entry is barred from the draw's bin: hiding the nomination (its
+    column) before the open would let it in. The draw is refused instead."""
+    cfg = floor_config(db_url, tmp_path, extra=TICKETS)
+    clock = Clock()
+    async with running_service(cfg, clock) as service, client_for(service, cfg) as c:
+        await enter_four(service, c)
+        form = {"command_id": "px", "member": card(1), "name": "Sipho Dlamini",
+                "document": "driving_licence", "last_digits": "4321",
+                "proxy_card": card(2)}  # fmt: skip
+        r = await c.post(
+            f"/api/stage/draws/{CASH}/proxies", json=form, headers=auth("rewards_desk")
+        )
+        assert r.status_code == 200, r.text
+        await service.journal.settle()
+    async with service.engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE journal SET session_id = 'hidden' WHERE session_id LIKE 'proxies:%'")
+        )
+    async with running_service(cfg, clock) as again, client_for(again, cfg) as c:
+        why = again.stage.refused[CASH]
+        assert why.startswith("its proxies: journal entry") and "filed under 'hidden'" in why
+        r = await stage_post(c, "open", "o")
+        assert r.status_code == 409 and r.json()["reason"] == "draw_refused", r.text
+        assert again.metrics.registry.get_sample_value("raps_sessions_refused") == 1

@@ -173,6 +173,7 @@ class StageDesk:
         for draw_id in self.draws:
             misfiled_draw = misfiled.get(draw_stream(draw_id))
             self.sessions[draw_id] = await self._from_journal(draw_id, misfiled_draw)
+        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
         self.update_gauges()
 
     async def replan(self, cfg: Config, *, load: bool = True) -> None:
