@@ -24,7 +24,9 @@ daemon now make of it.
 - a ticket draw's close moved out of its stream by its `session_id` column: refused at
   restore (409 on every command, counted, shown), and so is the prize letters' stream
   with a collection moved out of it; a winner changed in an open ticket draw (chain
-  rebuilt, mark deleted): refused at restore, its ticket recomputed from the seed.
+  rebuilt, mark deleted): refused at restore, its ticket recomputed from the seed; a
+  proxy nomination and a stage game's close moved out the same way: the draw, or its
+  games, refused.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from tests.daemon_helpers import (
     running_service,
     seat_players,
 )
+from tests.stage_games_kit import D15, show
 
 pytestmark = pytest.mark.asyncio
 OTHER = "S-other"
@@ -739,3 +742,25 @@ async def test_a_nomination_moved_out_of_its_stream_refuses_its_draw(
         r = await stage_post(c, "open", "o")
         assert r.status_code == 409 and r.json()["reason"] == "draw_refused", r.text
         assert again.metrics.registry.get_sample_value("raps_sessions_refused") == 1
+
+
+async def test_a_stage_game_s_close_moved_out_of_its_stream_refuses_the_draw_s_games(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The podium's close hidden by its column would reopen a game whose contents the
+    revealed seed tells: the draw's games are refused instead."""
+    async with show(db_url, tmp_path) as s:
+        await s.draw_all(D15)
+        await s.podium(D15)
+        await s.service.journal.settle()
+    async with s.service.engine.begin() as conn:
+        await conn.execute(
+            text("UPDATE journal SET session_id = 'hidden' WHERE type = 'stage.closed'")
+        )
+    async with running_service(s.cfg, s.clock) as again, client_for(again, s.cfg) as c:
+        why = again.games.refused[D15]
+        assert why.startswith(f"stage:podium:{D15}: journal entry"), why
+        assert "filed under 'hidden'" in why
+        r = await c.post(f"/api/stage/draws/{D15}/games/podium/open",
+                         json={"command_id": "again"}, headers=auth("stage_host"))  # fmt: skip
+        assert r.status_code == 409 and r.json()["reason"] == "game_refused", r.text
