@@ -36,6 +36,7 @@ from tests.daemon_helpers import (
     SESSION,
     Clock,
     Handheld,
+    auth,
     card,
     client_for,
     floor_config,
@@ -308,3 +309,19 @@ async def test_the_witness_process_refuses_a_big_body_before_its_token(witness: 
                          headers={"X-Forwarded-For": "203.0.113.9"})  # fmt: skip
         assert r.status_code == 413, r.text
         assert (await c.post("/v1/sign", json={})).status_code == 401
+
+
+async def test_a_promotion_s_fallback_is_changed_through_its_definition(tmp_path: Path) -> None:
+    """The calendar's definition API sets it (an admin's change applies at once): the
+    next draw of the promotion opens with it. No witness needs to run for that."""
+    w = Witness(tmp_path / "witness", _free_port(), "never-started-token")
+    cfg = floor_config(f"sqlite:///{tmp_path / 'raps.db'}", tmp_path, extra=w.section(tmp_path))
+    async with running_service(cfg, Clock()) as service, client_for(service, cfg) as client:
+        assert service.witness is not None and service.witness.fallback("raps") is False
+        body = {"command_id": "def-1", "reason": "the witness's host is across town",
+                "definition": {"name": "RAPS", "witness_fallback": True}}  # fmt: skip
+        r = await client.post("/api/schedule/promotions/raps/definition", json=body,
+                              headers=auth("admin"))  # fmt: skip
+        assert r.status_code == 200, r.text
+        assert service.witness.fallback("raps") is True
+        assert service.floor.promotion("raps").witness_fallback is True
