@@ -198,7 +198,7 @@ def test_dispatch_is_usable_on_a_phone_and_a_tablet(
 LABELS = """() => {
   const svg = document.querySelector('#map svg');
   const k = svg.getScreenCTM().a;
-  const out = { small: [], shown: 0, overlaps: [], marks: 0 };
+  const out = { small: [], shown: 0, overlaps: [], marks: 0, stacked: [] };
   const shown = (t) => !t.classList.contains('no-room')
     && getComputedStyle(t).display !== 'none';
   const all = '.area-label, .table-label, .bank-labels text, .mark-label';
@@ -212,7 +212,8 @@ LABELS = """() => {
     .map((t) => [t.textContent, t.getBBox()]);
   for (const g of svg.querySelectorAll('.mark')) {
     out.marks += 1;
-    const ring = g.querySelector('.ring');
+    const { pick, session } = g.dataset; // its ring lies under every badge
+    const ring = svg.querySelector(`.ring[data-pick="${pick}"][data-session="${session}"]`);
     const badge = g.querySelector('.mark-badge');
     const at = (c, k) => +c.getAttribute(k);
     const circles = [[at(ring, 'cx'), at(ring, 'cy'), at(ring, 'r') * 1.6],
@@ -225,6 +226,12 @@ LABELS = """() => {
       }
     }
   }
+  // no badge on another badge (winners at neighbouring machines, a squeezed map)
+  const bs = [...svg.querySelectorAll('.mark-badge')].map((b) => [b.nextElementSibling
+    .textContent, +b.getAttribute('cx'), +b.getAttribute('cy'), +b.getAttribute('r')]);
+  bs.forEach(([a, x, y, r], i) => bs.slice(i + 1).forEach(([b, x2, y2, r2]) => {
+    if (Math.hypot(x - x2, y - y2) < r + r2 - 1e-6) out.stacked.push([a, b]);
+  }));
   return out;
 }"""
 
@@ -244,13 +251,14 @@ def test_map_labels_are_readable_across_a_room_and_rings_clear_the_area_names(
     assert got["marks"] == 8 and got["shown"] >= 8, got
     assert got["small"] == [], got["small"]  # every label shown is >= 16 px at 1920
     assert got["overlaps"] == [], got["overlaps"]  # no ring (at its largest) on a name
+    assert got["stacked"] == [], got["stacked"]  # no badge on another
     areas = wall.locator("#map .area-label:not(.no-room)")
     assert areas.count() >= 1
     # ten winners: the map narrows (three columns of cards), the rules still hold
     floor.open_and_draw("W3", 2, 0)
     expect(wall.locator(".mark")).to_have_count(10)
     got = wall.evaluate(LABELS)
-    assert got["small"] == [] and got["overlaps"] == [], got
+    assert got["small"] == [] and got["overlaps"] == [] and got["stacked"] == [], got
 
 
 # ------------------------------------- 11. the promotion's name, hashes away

@@ -40,6 +40,7 @@ from tests.test_handheld_dispatch_browser import (  # noqa: F401  (fixtures)
     pages,
     shot,
 )
+from tests.test_handheld_extras_browser import LABELS
 from tests.test_pages_browser import LIVE, SECURITY, SECURITY_PW, sign_in
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,3 +106,40 @@ def test_eight_and_nine_sessions_open_keep_the_header_whole(
     expect(wall.locator("#d-sessions")).not_to_contain_text("null")
     _on_the_wall(wall)
     shot(wall, "dispatch-nine-sessions-1920x1080")
+
+
+# --------------------------------------- 10. badges never on one another
+
+
+CROWD = """(bank) => {
+  // every machine of one bank ringed at once: neighbours, the worst case for badges
+  const ms = [...DMap.svg.querySelectorAll(`[data-machine][data-bank="${bank}"]`)];
+  DMap.render(ms.map((m, i) => ({
+    s: { session_id: 'crowd' }, label: 'Z' + (i + 1), critical: false,
+    p: { pick: i + 1, location: { kind: 'slots', machine: m.dataset.machine } },
+  })));
+  return ms.length;
+}"""
+
+
+def test_badges_of_neighbouring_winners_never_lie_on_one_another(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    wall = pages(**WALL)
+    sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
+    # eighteen winners of five sessions: three columns of cards, the map squeezed
+    for sid, slots, tables in (("W1", 3, 1), ("W2", 3, 1), ("W3", 3, 1), ("W4", 3, 1)):
+        floor.open_and_draw(sid, slots, tables)
+    floor.open_and_draw("F1", 1, 1)
+    expect(wall.locator(".mark")).to_have_count(18)
+    got = wall.evaluate(LABELS)
+    assert got["marks"] == 18 and got["stacked"] == [] and got["overlaps"] == [], got
+    assert got["small"] == [], got
+    # the real map, every machine of its first bank ringed together
+    bank = wall.locator("#map [data-machine][data-bank]").first.get_attribute("data-bank")
+    assert wall.evaluate(CROWD, bank) >= 4
+    got = wall.evaluate(LABELS)
+    assert got["stacked"] == [] and got["overlaps"] == [] and got["small"] == [], got
+    # a badge moved off its ring is tied to it by a line
+    assert wall.locator("#map .mark-lead").count() >= 1
+    shot(wall, "dispatch-crowded-badges-1920x1080")

@@ -3,7 +3,8 @@
 // name, a table number, a bank name and a ring's pick number are at least MIN_PX on the
 // screen (read across a room), and a label that cannot be that large where it stands is
 // left out (the cards name every place).  A ring, at the largest its pulse grows, never
-// reaches an area's name.
+// reaches an area's name, and no badge lies on another (placeBadge: two winners at
+// neighbouring machines, a map squeezed by the cards).
 "use strict";
 const DMap = (() => {
   const SVG = "http://www.w3.org/2000/svg";
@@ -63,11 +64,7 @@ const DMap = (() => {
   // The largest ring radius at (cx, cy) whose pulse stays clear of every area name.
   function clearRadius(cx, cy, r, names) {
     let out = r;
-    for (const b of names) {
-      const dx = Math.max(b.x - cx, 0, cx - (b.x + b.width));
-      const dy = Math.max(b.y - cy, 0, cy - (b.y + b.height));
-      out = Math.min(out, (Math.hypot(dx, dy) - 0.15) / PULSE);
-    }
+    for (const b of names) out = Math.min(out, (boxDistance(b, cx, cy) - 0.15) / PULSE);
     return Math.max(out, 0.35);
   }
 
@@ -83,6 +80,10 @@ const DMap = (() => {
     const names = [...svg.querySelectorAll(".area-label:not(.no-room)")].map((t) => t.getBBox());
     const k = scale() || 1;
     const nodes = [];
+    // rings and lines under every badge: neither ever crosses another winner's badge
+    const rings = [];
+    const leads = [];
+    const placed = []; // the badges so far, soonest first: { x, y, r }
     for (const { s, p, label: text, critical } of marks) {
       const spot = spotOf(p);
       if (!spot) continue;
@@ -96,23 +97,73 @@ const DMap = (() => {
       const chars = (text || String(p.pick)).length;
       const badgeR = Math.max(r * 0.55, (MIN_PX * 0.75) / k, (MIN_PX * 0.36 * (chars + 0.6)) / k);
       const off = Math.max(0, r * PULSE - badgeR) / Math.SQRT2;
+      const at = placeBadge(cx, cy, off, badgeR, { placed, names, vb, gap: 2 / k });
+      placed.push({ x: at.x, y: at.y, r: badgeR });
       const g = document.createElementNS(SVG, "g");
       g.setAttribute("class", "mark");
       g.dataset.pick = String(p.pick);
       g.dataset.session = s.session_id;
       const ring = circle("ring" + (critical ? " critical" : ""), cx, cy, r);
-      const badge = circle("mark-badge" + (critical ? " critical" : ""), cx + off, cy - off, badgeR);
+      const badge = circle("mark-badge" + (critical ? " critical" : ""), at.x, at.y, badgeR);
       const label = document.createElementNS(SVG, "text");
       label.setAttribute("class", "mark-label");
-      label.setAttribute("x", cx + off);
-      label.setAttribute("y", cy - off);
+      label.setAttribute("x", at.x);
+      label.setAttribute("y", at.y);
       // as large as the badge allows with the label inside it, never below MIN_PX
       label.style.fontSize = `${Math.max(Math.min(badgeR * 1.3, (1.6 * badgeR) / (0.6 * chars)), MIN_PX / k)}px`;
       label.textContent = text || String(p.pick);
-      g.append(ring, badge, label);
+      // a badge moved away from its ring is tied to it by a line
+      if (Math.hypot(at.x - cx, at.y - cy) > r * PULSE) leads.push(lead(cx, cy, at, badgeR, g.dataset));
+      Object.assign(ring.dataset, g.dataset); // its mark's pick and session
+      rings.push(ring);
+      g.append(badge, label);
       nodes.push(g);
     }
-    layer.replaceChildren(...nodes);
+    layer.replaceChildren(...leads, ...rings, ...nodes);
+  }
+
+  // Where a badge goes: up and right of its spot, inside the ring's reach, unless that
+  // lies on a badge already placed (two winners at neighbouring machines).  Then round
+  // the spot, eight directions and more as it goes further out, the first place whose
+  // badge is clear of every badge placed, of every area name and inside the map; the
+  // first place when nothing is clear (a floor packed with winners).
+  function placeBadge(cx, cy, off, br, { placed, names, vb, gap }) {
+    const clear = (x, y) => x - br >= vb.x && y - br >= vb.y
+      && x + br <= vb.x + vb.width && y + br <= vb.y + vb.height
+      && placed.every((b) => Math.hypot(b.x - x, b.y - y) >= b.r + br + gap)
+      && names.every((n) => boxDistance(n, x, y) >= br);
+    const first = { x: cx + off, y: cy - off };
+    if (clear(first.x, first.y)) return first;
+    const start = Math.max(off * Math.SQRT2, br);
+    for (let ring = 0; ring < 12; ring++) {
+      const d = start + ring * br;
+      const n = Math.max(8, Math.ceil((2 * Math.PI * d) / br));
+      for (let i = 0; i < n; i++) {
+        const a = -Math.PI / 4 + (2 * Math.PI * i) / n; // up and right first
+        const x = cx + d * Math.cos(a);
+        const y = cy + d * Math.sin(a);
+        if (clear(x, y)) return { x, y };
+      }
+    }
+    return first;
+  }
+
+  // the distance from (x, y) to a box (0 inside it)
+  function boxDistance(b, x, y) {
+    return Math.hypot(Math.max(b.x - x, 0, x - (b.x + b.width)), Math.max(b.y - y, 0, y - (b.y + b.height)));
+  }
+
+  function lead(cx, cy, at, br, data) {
+    const d = Math.hypot(at.x - cx, at.y - cy);
+    const line = document.createElementNS(SVG, "line");
+    line.setAttribute("class", "mark-lead");
+    line.dataset.pick = data.pick;
+    line.dataset.session = data.session;
+    line.setAttribute("x1", cx);
+    line.setAttribute("y1", cy);
+    line.setAttribute("x2", at.x - ((at.x - cx) * br) / d);
+    line.setAttribute("y2", at.y - ((at.y - cy) * br) / d);
+    return line;
   }
 
   function circle(cls, cx, cy, r) {
@@ -127,9 +178,9 @@ const DMap = (() => {
   // a ring turns red with its card
   function setCritical(isCritical) {
     if (!svg) return;
-    for (const g of svg.querySelectorAll(".mark")) {
-      const critical = isCritical(g.dataset.session, g.dataset.pick);
-      for (const x of g.querySelectorAll(".ring, .mark-badge")) x.classList.toggle("critical", critical);
+    for (const x of svg.querySelectorAll(".ring, .mark-badge")) {
+      const of = x.classList.contains("ring") ? x.dataset : x.parentNode.dataset;
+      x.classList.toggle("critical", isCritical(of.session, of.pick));
     }
   }
 
