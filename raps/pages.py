@@ -18,6 +18,7 @@ Routes (roles from the table in raps.auth; every one is checked by its Guard):
 | GET /static/public/{name} | public | the login page's style and script, the receipt's style |
 | GET /static/{name} | signed in | the other pages' scripts and styles |
 | GET /handheld-sw.js | public | the handheld's offline shell (a service worker, scope /handheld) |
+| GET /dispatch-sw.js | public | the dispatch offline shell (a service worker, scope /dispatch) |
 | GET /report | marketing, admin, auditor | the end-of-session report (raps.report_routes) |
 | GET /api/me | signed in | who am I, the CSRF token, the server's clock |
 | GET /api/stream | marketing, security, admin | server-sent events: session summaries |
@@ -124,6 +125,7 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     public_files["receipt.css"] = RECEIPT_CSS.encode()
     private_files = _files(STATIC, (".js", ".css"))
     worker = (STATIC / "worker" / "handheld-sw.js").read_bytes()
+    dispatch_worker = (STATIC / "worker" / "dispatch-sw.js").read_bytes()
     floor_svg: list[str] = []
 
     SignedIn = Annotated[Actor, Depends(web.guard(SIGNED_IN))]
@@ -247,6 +249,14 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
         # while no one is signed in; from the root, so it may take the scope /handheld
         # (docs/pages.md "Offline"); no-cache: a new version is seen at the next load
         return Response(worker, media_type=_TYPES[".js"], headers={"Cache-Control": "no-cache"})
+
+    @app.get("/dispatch-sw.js", tags=["static"], dependencies=public)
+    async def dispatch_worker_script() -> Response:
+        # the same for the dispatch screen (scope /dispatch): the last state on a reload
+        # with no network, with its STALE banner
+        return Response(
+            dispatch_worker, media_type=_TYPES[".js"], headers={"Cache-Control": "no-cache"}
+        )
 
     @app.get("/report", tags=["pages"], response_class=HTMLResponse,
              dependencies=[Depends(web.guard(REPORT_READERS, page=True))])  # fmt: skip

@@ -43,6 +43,7 @@ PUBLIC = {
     ("get", "/static/public/{name}"),
     ("get", "/stage/screen"),  # the audience screen's shell: its data needs the display token
     ("get", "/handheld-sw.js"),  # the handheld's offline shell worker: a script, no data
+    ("get", "/dispatch-sw.js"),  # the dispatch screen's offline shell worker: the same
 }
 STATE_CHANGING_ROLES = {"marketing", "admin", "stage_host", "rewards_desk"}
 # the only state-changing routes a device may call: its own ticket entries

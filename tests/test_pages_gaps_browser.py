@@ -19,9 +19,11 @@ Every wait is for a condition with a timeout that is the spec.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -143,3 +145,60 @@ def test_badges_of_neighbouring_winners_never_lie_on_one_another(
     # a badge moved off its ring is tied to it by a line
     assert wall.locator("#map .mark-lead").count() >= 1
     shot(wall, "dispatch-crowded-badges-1920x1080")
+
+
+# ----------------------------------------------- 12. dispatch offline
+
+
+SAVED_STATE = """async () => {
+  const r = await (await caches.open('raps-data-dispatch-v1')).match('/dispatch/last-state');
+  if (!r) return -1;
+  const s = await r.json();
+  return s.sessions.reduce((n, v) => n + v.picks.length, 0);
+}"""
+
+
+def test_a_dispatch_reload_offline_shows_the_last_state_stale(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    worker = httpx.get(f"{floor.url}/dispatch-sw.js", timeout=10)  # public: a script
+    assert worker.status_code == 200, worker.text
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert worker.headers["cache-control"] == "no-cache"
+    wall = pages(**WALL)
+    from_worker: list[str] = []
+    wall.on("response", lambda r: from_worker.append(r.url)
+            if r.from_service_worker and ("/api/stream" in r.url or r.request.method == "POST")
+            else None)  # fmt: skip
+    sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
+    wall.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    scope = wall.evaluate("navigator.serviceWorker.getRegistration().then(r => r.scope)")
+    assert scope == f"{floor.url}/dispatch", scope
+    floor.open_and_draw("W1", 2, 0)
+    expect(wall.locator(".d-card")).to_have_count(2)
+    wall.wait_for_function(f"() => ({SAVED_STATE})().then(n => n === 2)")
+    # the floor map was read through the worker once it took control
+    wall.wait_for_function(
+        "() => caches.open('raps-data-dispatch-v1').then(c => c.match('/api/floor.svg'))"
+        ".then(r => !!r)"
+    )
+
+    wall.context.set_offline(True)
+    wall.reload()
+    # the last state, STALE, with when it was saved; the map from the saved copy
+    expect(wall.locator(".d-card")).to_have_count(2)
+    expect(wall.locator("#stale")).to_be_visible()
+    expect(wall.locator("#stale")).to_contain_text("STALE")
+    expect(wall.locator("#stale-age")).to_have_text(
+        re.compile(r"offline · the last state, saved at \d\d:\d\d:\d\d · last update \d+ s ago")
+    )
+    expect(wall.locator("#d-conn")).to_have_text("RECONNECTING")
+    expect(wall.locator(".mark")).to_have_count(2)
+    shot(wall, "issue18-offline-dispatch")
+    # a winner drawn meanwhile is shown once the network is back, and the screen is LIVE
+    floor.api("POST", "/api/sessions/W1/draw", {"command_id": "d-late", "kind": "tables"})
+    wall.context.set_offline(False)
+    expect(wall.locator(".d-card")).to_have_count(3, timeout=15000)
+    expect(wall.locator("#d-conn")).to_have_text("LIVE")
+    expect(wall.locator("#stale")).to_be_hidden()
+    assert from_worker == [], from_worker  # the stream and commands never via the worker

@@ -14,6 +14,8 @@
   let me = null;
   let up = false;
   let stream = null;
+  let lastData = Date.now(); // when the screen last had fresh data (the STALE banner's age)
+  let restored = false; // showing the saved last state (an offline reload)
   const letters = new Map(); // open session id -> its letter, kept while it stays open
 
   function thresholds(claim) {
@@ -193,9 +195,14 @@
       const c = document.querySelector(`.d-card[data-pick="${pick}"][data-session="${CSS.escape(session)}"]`);
       return !!c && c.classList.contains("critical");
     });
-    if (!up && stream) {
-      const age = Math.round((Date.now() - stream.lastSeen) / 1000);
-      $("stale-age").textContent = `last update ${age} s ago`;
+    if (up) {
+      lastData = Date.now();
+      DOffline.keep(sessions, DOffline.REFRESH_MS); // the saved state's time stays true
+    }
+    else {
+      const age = Math.round((Date.now() - lastData) / 1000);
+      $("stale-age").textContent = (restored ? `offline · the last state, saved at ${hhmmss(new Date(lastData).toISOString())} · ` : "")
+        + `last update ${age} s ago`;
     }
   }
 
@@ -214,18 +221,30 @@
   async function start() {
     me = await RAPS.loadMe();
     $("site").textContent = me.site.name;
+    // a reload with no network (the offline shell answered /api/me): the last state
+    // saved, STALE, until the stream is back
+    const saved = RAPS.offline ? await DOffline.saved() : null;
+    if (saved) {
+      for (const view of saved.sessions) sessions.set(view.session_id, view);
+      lastData = saved.at;
+      restored = true;
+    }
+    DOffline.register();
     DMap.load($("map")).then(() => renderMarks()).catch(() => {});
     window.addEventListener("resize", () => render());
     DFit.watch();
     stream = RAPS.liveStream("/api/stream", {
       summary(view) {
+        if (restored) { restored = false; sessions.clear(); } // the stream sends every session anew
         sessions.set(view.session_id, view);
         render();
+        DOffline.keep(sessions);
       },
       status: setStatus,
     });
     setInterval(tick, 250);
     render();
+    if (restored) setStatus(false);
   }
 
   start().catch((e) => { $("none").textContent = e.message || String(e); });

@@ -52,8 +52,9 @@ self.addEventListener("install", (ev) => {
 
 self.addEventListener("activate", (ev) => {
   ev.waitUntil((async () => {
+    // this worker's older versions only: the dispatch screen's worker keeps its own
     for (const name of await caches.keys()) {
-      if (name.startsWith("raps-") && name !== SHELL && name !== DATA) await caches.delete(name);
+      if (/^raps-(shell|data)-v\d+$/.test(name) && name !== SHELL && name !== DATA) await caches.delete(name);
     }
     await self.clients.claim();
   })());
