@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -43,7 +45,7 @@ from tests.test_handheld_dispatch_browser import (  # noqa: F401  (fixtures)
     shot,
 )
 from tests.test_handheld_extras_browser import LABELS
-from tests.test_pages_browser import LIVE, SECURITY, SECURITY_PW, sign_in
+from tests.test_pages_browser import LIVE, MARKETING, PIN, SECURITY, SECURITY_PW, sign_in
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "raps" / "static"
@@ -202,3 +204,110 @@ def test_a_dispatch_reload_offline_shows_the_last_state_stale(
     expect(wall.locator("#d-conn")).to_have_text("LIVE")
     expect(wall.locator("#stale")).to_be_hidden()
     assert from_worker == [], from_worker  # the stream and commands never via the worker
+
+
+# ---------------------------------------------- 8 and Add. the timing rules
+
+
+def test_an_extended_pick_comes_after_the_picks_whose_deadline_is_sooner(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    wall = pages(**WALL)
+    sign_in(wall, floor.url, "/dispatch", SECURITY, SECURITY_PW)
+    floor.open_and_draw("W2", 3, 0)  # 900 s claims, drawn a few ms apart
+    extend = {"command_id": "x-1", "seconds": 60, "reason": "winner in the lift"}
+    r = httpx.post(f"{floor.url}/api/sessions/W2/picks/1/extend", json=extend, timeout=10,
+                   headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    due = {p["pick"]: datetime.fromisoformat(p["deadline"]) for p in floor.session("W2")["picks"]}
+    assert due[1] > due[3] > due[2], due
+    hh = pages(**PHONE)
+    sign_in(hh, floor.url, "/handheld", MARKETING, PIN)
+    enter(hh, "W2")
+    expect(hh.locator(".winner.pending")).to_have_count(3)
+    order = hh.locator(".winner.pending").evaluate_all("cs => cs.map(c => Number(c.dataset.pick))")
+    assert order == [2, 3, 1], "soonest deadline first, not pick order"
+    expect(wall.locator(".d-card")).to_have_count(3)
+    labels = wall.locator(".d-card").evaluate_all("cs => cs.map(c => c.dataset.label)")
+    assert labels == ["#2", "#3", "#1"], labels
+
+
+def _load(page: Page, *scripts: str) -> None:
+    page.set_content("<!doctype html><html><body></body></html>")
+    for name in scripts:
+        page.add_script_tag(path=str(STATIC / name))
+
+
+COUNTDOWN = """({ claim, from, to, step }) => {
+  // a card's countdown ticked every `step` ms from `from` to `to` seconds after the draw
+  // (the time injected: no clock is read), as the handheld's tick does
+  const drawn = Date.parse('2026-05-30T18:00:00+02:00');
+  const deadline = drawn + claim * 1000;
+  const memo = {};
+  const ticks = [];
+  for (let t = from * 1000; t <= to * 1000; t += step) {
+    const c = HHCues.countdown(deadline, drawn + t, claim, memo);
+    ticks.push({ at: t / 1000, left: (deadline - drawn - t) / 1000, ...c });
+  }
+  return ticks;
+}"""
+
+
+def test_a_real_90_s_claim_warns_at_30_s_left_once(pages: Callable[..., Page]) -> None:
+    page = pages()
+    _load(page, "common.js", "handheld-cues.js", "handheld-claim.js")
+    ticks: list[dict[str, Any]] = page.evaluate(
+        COUNTDOWN, {"claim": 90, "from": 0, "to": 91, "step": 250}
+    )
+    cues = [t for t in ticks if t["cue"]]
+    # one cue, on the first tick at 30 s left (60 s after the draw), not before
+    assert [t["left"] for t in cues] == [30.0], cues
+    assert ticks[0]["warnAt"] == 30 and ticks[0]["criticalAt"] == 10
+    by_left = {t["left"]: t for t in ticks}
+    assert by_left[90.0]["secs"] == 90 and by_left[90.0]["level"] == ""
+    assert by_left[30.25]["level"] == "" and by_left[30.25]["secs"] == 31
+    assert by_left[30.0]["level"] == "warn" and by_left[30.0]["secs"] == 30
+    assert by_left[10.25]["level"] == "warn"
+    assert by_left[10.0]["level"] == "critical"
+    assert by_left[0.0]["secs"] == 0 and by_left[-1.0]["secs"] == 0
+    # ticks a second apart (a phone that slept): still one cue, on the first at/below 30
+    coarse = page.evaluate(COUNTDOWN, {"claim": 90, "from": 0, "to": 95, "step": 1300})
+    assert len([t for t in coarse if t["cue"]]) == 1
+    first = next(t for t in coarse if t["cue"])
+    assert 28.7 < first["left"] <= 30, first
+    # a card first seen with 20 s left gives no cue (it was never above the warning)
+    late = page.evaluate(COUNTDOWN, {"claim": 90, "from": 70, "to": 91, "step": 250})
+    assert not any(t["cue"] for t in late)
+    # a shorter claim warns at a third and turns red at a sixth: 36 s -> 12 s and 6 s
+    short = page.evaluate(COUNTDOWN, {"claim": 36, "from": 0, "to": 37, "step": 250})
+    assert [t["left"] for t in short if t["cue"]] == [12.0]
+    assert {t["left"]: t["level"] for t in short}[6.0] == "critical"
+
+
+ORDER = """() => {
+  const t0 = Date.parse('2026-05-30T18:00:00+02:00');
+  const iso = (s) => new Date(t0 + s * 1000).toISOString();
+  const picks = [
+    // pick 1 drawn first, its 90 s countdown extended by an admin by 60 s
+    { pick: 1, drawn_at: iso(0), deadline: iso(150) },
+    { pick: 2, drawn_at: iso(5), deadline: iso(95) },
+    { pick: 3, drawn_at: iso(9), deadline: iso(99) },
+    // its countdown waits for "absent": after every running one, by draw time
+    { pick: 4, drawn_at: iso(-30) },
+    { pick: 5, drawn_at: iso(-60) },
+  ];
+  const order = (cmp) => [...picks].sort(cmp).map((p) => p.pick);
+  return {
+    handheld: order((a, b) => HHClaim.urgency(a) - HHClaim.urgency(b)),
+    dispatch: order((a, b) => DClaim.sortKey(a).localeCompare(DClaim.sortKey(b))),
+  };
+}"""
+
+
+def test_deadline_order_differs_from_pick_order_on_both_screens(
+    pages: Callable[..., Page],
+) -> None:
+    page = pages()
+    _load(page, "common.js", "handheld-claim.js", "dispatch-claim.js")
+    got = page.evaluate(ORDER)
+    assert got == {"handheld": [2, 3, 1, 5, 4], "dispatch": [2, 3, 1, 5, 4]}, got

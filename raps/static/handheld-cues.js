@@ -61,6 +61,25 @@ const HHCues = (() => {
     log.push({ cue: name, sound, vibrate, muted: false });
   }
 
+  // A claim countdown at `now` (ms, the server's clock): seconds shown, its level and
+  // whether to give the "30 s left" cue.  Amber at a third of the claim time left (at
+  // most 30 s: a real 90 s claim warns at 30 s), red at a sixth (at most 10 s).  The cue
+  // comes once, on the first tick at or below the warning after one above it (`memo`,
+  // the card's dataset, remembers); a card first seen below it gives none.
+  function countdown(deadlineMs, now, claim, memo) {
+    const left = Math.max(0, (deadlineMs - now) / 1000);
+    const warnAt = Math.min(30, claim / 3);
+    const criticalAt = Math.min(10, claim / 6);
+    let cue = false;
+    if (left > warnAt) memo.above = "1";
+    else if (memo.above === "1" && left > 0) {
+      memo.above = "0";
+      cue = true;
+    }
+    const level = left <= criticalAt ? "critical" : left <= warnAt ? "warn" : "";
+    return { secs: left > 0 ? Math.ceil(left) : 0, level, cue, warnAt, criticalAt };
+  }
+
   // The header's switch: aria-pressed="true" while muted.
   function bind(button) {
     const show = () => {
@@ -79,5 +98,5 @@ const HHCues = (() => {
     show();
   }
 
-  return { cue, bind, muted, log, CUES };
+  return { cue, bind, muted, log, CUES, countdown };
 })();

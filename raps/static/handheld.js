@@ -538,21 +538,15 @@
   }
 
   function tick() {
+    const now = RAPS.now();
     for (const c of document.querySelectorAll(".w-count[data-deadline]")) {
-      const left = RAPS.secondsLeft(c.dataset.deadline);
-      const claim = Number(c.dataset.claim) || 90;
-      const secs = left > 0 ? Math.ceil(left) : 0;
-      c.firstChild.textContent = String(secs);
-      c.setAttribute("aria-label", `${secs} ${secs === 1 ? "second" : "seconds"} left to claim`);
-      const warnAt = Math.min(30, claim / 3);
-      // "30 s left" (a third of a shorter claim time): one cue, once it is crossed
-      if (left > warnAt) c.dataset.above = "1";
-      else if (c.dataset.above === "1" && left > 0) {
-        c.dataset.above = "0";
-        HHCues.cue("warn");
-      }
-      c.classList.toggle("warn", left <= warnAt && left > Math.min(10, claim / 6));
-      c.classList.toggle("critical", left <= Math.min(10, claim / 6));
+      // the rules (thresholds, the one "30 s left" cue) are HHCues.countdown's
+      const t = HHCues.countdown(Date.parse(c.dataset.deadline), now, Number(c.dataset.claim) || 90, c.dataset);
+      c.firstChild.textContent = String(t.secs);
+      c.setAttribute("aria-label", `${t.secs} ${t.secs === 1 ? "second" : "seconds"} left to claim`);
+      if (t.cue) HHCues.cue("warn");
+      c.classList.toggle("warn", t.level === "warn");
+      c.classList.toggle("critical", t.level === "critical");
     }
   }
 
