@@ -46,7 +46,10 @@ const HHTickets = (() => {
 
     async function initTickets() {
       try {
-        tk.draws = await RAPS.getJSON("/api/tickets/draws");
+        // a stalled answer is abandoned and asked for again (5xx and lost ones too)
+        tk.draws = await RAPS.getJSON("/api/tickets/draws", {
+          timeoutMs: TICKET_TIMEOUT_MS, slowMs: HHCommands.SLOW_MS, retry: true,
+        });
       } catch (_) {
         setTimeout(initTickets, 15000); // the session tab works meanwhile
         return;

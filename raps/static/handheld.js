@@ -507,7 +507,11 @@
       $("report-link").hidden = !["marketing", "admin", "auditor"].includes(me.role);
       if (!verification) {
         verification = "loading";
-        RAPS.getJSON(`${base}/verification`).then((v) => {
+        // like every other read: a stalled answer is abandoned and asked for again, until
+        // the session is left
+        RAPS.getJSON(`${base}/verification`, {
+          timeoutMs: HHCommands.TIMEOUT_MS, slowMs: HHCommands.SLOW_MS, retry: true, signal: loads.signal,
+        }).then((v) => {
           verification = v;
           $("seed-check").textContent = v.seed_matches_commitment
             ? "✓ The revealed seed matches the commitment"
