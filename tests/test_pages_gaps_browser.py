@@ -9,6 +9,8 @@ floor, with an admin's token besides):
   ringed at once on the wall's real map;
 - the dispatch screen's offline shell: a reload with no network shows the last state
   under the STALE banner, and the screen catches up once the network is back;
+- reads that never hang: the closed session's verification and the ticket draws' first
+  read, their first answers held, are asked for again after their timeouts;
 - the timing rules at real values: after an admin's extension of pick 1 the handheld and
   the wall list 2, 3, 1 (deadline order, not pick order), and a real 90 s claim's
   countdown, warning cue and levels with the time injected (HHCues.countdown, the very
@@ -20,6 +22,7 @@ Every wait is for a condition with a timeout that is the spec.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -311,3 +314,47 @@ def test_deadline_order_differs_from_pick_order_on_both_screens(
     _load(page, "common.js", "handheld-claim.js", "dispatch-claim.js")
     got = page.evaluate(ORDER)
     assert got == {"handheld": [2, 3, 1, 5, 4], "dispatch": [2, 3, 1, 5, 4]}, got
+
+
+# ------------------------------------------ 1. reads that never hang
+
+
+def test_stalled_verification_and_ticket_draws_reads_are_asked_for_again(
+    floor: Floor, pages: Callable[..., Page]
+) -> None:
+    """The closed session's verification read and the ticket draws' first read: their
+    first answers never come (held by the test), the page gives them up after their
+    timeouts and asks again, and the seed check shows.  (No worker: Playwright's routes
+    see what the page itself fetches.)"""
+    floor.api("POST", "/api/sessions/W1/open", {"command_id": "o-W1"})
+    floor.api("POST", "/api/sessions/W1/close", {"command_id": "c-W1"})
+    hh = pages(**PHONE, service_workers="block")
+    held: list[Any] = []
+
+    def hold_the_first(route: Any) -> None:
+        if not held:
+            held.append(route)  # never answered: a stalled connection
+        else:
+            route.continue_()
+
+    hh.route("**/api/sessions/W1/verification", hold_the_first)
+    draws: list[Any] = []  # the ticket draws' first read: held the same way
+
+    def hold_the_first_list(route: Any) -> None:
+        draws.append(route.request.url)
+        if len(draws) > 1:
+            route.continue_()
+
+    hh.route("**/api/tickets/draws", hold_the_first_list)
+    sign_in(hh, floor.url, "/handheld", MARKETING, PIN)
+    enter(hh, "W1")
+    expect(hh.locator("#sess-state")).to_contain_text("CLOSED")
+    expect(hh.locator("#seed-check")).to_have_text(
+        "✓ The revealed seed matches the commitment", timeout=12000
+    )
+    assert len(held) == 1
+    # the held list read is given up after its timeout (8 s) and asked for again
+    deadline = time.monotonic() + 15
+    while len(draws) < 2:
+        assert time.monotonic() < deadline, "the ticket draws were not asked for again"
+        hh.wait_for_timeout(100)  # lets Playwright run the route handler meanwhile
