@@ -155,6 +155,14 @@ def test_badges_of_neighbouring_winners_never_lie_on_one_another(
 # ----------------------------------------------- 12. dispatch offline
 
 
+def _until(page: Page, what: str, js: str, value: Any, timeout: float = 10.0) -> None:
+    """Wait until an asynchronous expression in the page gives `value`."""
+    deadline = time.monotonic() + timeout
+    while page.evaluate(js) != value:
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        page.wait_for_timeout(100)
+
+
 SAVED_STATE = """async () => {
   const r = await (await caches.open('raps-data-dispatch-v1')).match('/dispatch/last-state');
   if (!r) return -1;
@@ -181,12 +189,11 @@ def test_a_dispatch_reload_offline_shows_the_last_state_stale(
     assert scope == f"{floor.url}/dispatch", scope
     floor.open_and_draw("W1", 2, 0)
     expect(wall.locator(".d-card")).to_have_count(2)
-    wall.wait_for_function(f"() => ({SAVED_STATE})().then(n => n === 2)")
+    # (wait_for_function takes a promise for a true value: evaluate awaits it)
+    _until(wall, "the state kept with both picks", f"({SAVED_STATE})()", 2)
     # the floor map was read through the worker once it took control
-    wall.wait_for_function(
-        "() => caches.open('raps-data-dispatch-v1').then(c => c.match('/api/floor.svg'))"
-        ".then(r => !!r)"
-    )
+    _until(wall, "the map kept", "caches.open('raps-data-dispatch-v1')"
+           ".then(c => c.match('/api/floor.svg')).then(r => !!r)", True)  # fmt: skip
 
     wall.context.set_offline(True)
     wall.reload()
