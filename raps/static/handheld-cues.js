@@ -1,5 +1,6 @@
 // The handheld's sound and vibration cues: a new winner, 30 s left to claim, a no-show,
-// a winner excluded while waiting.
+// a winner excluded while waiting; and the claim countdowns that give the "30 s left"
+// one (countdown: the rules, with the time passed in; tick: the page's countdowns).
 // Tones are made on the phone with the Web Audio API (no audio file, nothing from a CDN);
 // the vibration where the phone has one (navigator.vibrate).  The header's mute switch
 // silences both and is remembered on the device (localStorage "raps.cues.muted").
@@ -80,6 +81,20 @@ const HHCues = (() => {
     return { secs: left > 0 ? Math.ceil(left) : 0, level, cue, warnAt, criticalAt };
   }
 
+  // Every running countdown on the page, each quarter second: its seconds, the name a
+  // screen reader hears, its colour and the "30 s left" cue.
+  function tick() {
+    const now = RAPS.now();
+    for (const c of document.querySelectorAll(".w-count[data-deadline]")) {
+      const t = countdown(Date.parse(c.dataset.deadline), now, Number(c.dataset.claim) || 90, c.dataset);
+      c.firstChild.textContent = String(t.secs);
+      c.setAttribute("aria-label", `${t.secs} ${t.secs === 1 ? "second" : "seconds"} left to claim`);
+      if (t.cue) cue("warn");
+      c.classList.toggle("warn", t.level === "warn");
+      c.classList.toggle("critical", t.level === "critical");
+    }
+  }
+
   // The header's switch: aria-pressed="true" while muted.
   function bind(button) {
     const show = () => {
@@ -98,5 +113,5 @@ const HHCues = (() => {
     show();
   }
 
-  return { cue, bind, muted, log, CUES, countdown };
+  return { cue, bind, muted, log, CUES, countdown, tick };
 })();

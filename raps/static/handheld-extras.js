@@ -1,6 +1,7 @@
 // Parts of the handheld's winner card: the PA announcement ready to read out, and the
 // identity check at verification (the directory's full name, for marketing and admins:
-// the handheld is theirs alone; the wall screen never gets it).
+// the handheld is theirs alone; the wall screen never gets it); the offline shell's
+// registration.
 "use strict";
 const HHExtras = (() => {
   const { el } = RAPS;
@@ -117,5 +118,20 @@ const HHExtras = (() => {
     ];
   }
 
-  return { announcement, paLine, idCheck, spoken };
+  // The offline shell (raps/static/worker/handheld-sw.js), once signed in.  When it
+  // first takes control the page reads once more through it, so that a reload with no
+  // network has the last state to show.  Without service workers (plain HTTP away from
+  // this machine) the page works as before, with no offline shell.
+  function offlineShell(refresh) {
+    const sw = navigator.serviceWorker;
+    if (!sw) return;
+    sw.addEventListener("controllerchange", () => {
+      RAPS.getJSON("/api/me").catch(() => {});
+      RAPS.getJSON("/api/sessions").catch(() => {});
+      refresh();
+    });
+    sw.register("/handheld-sw.js", { scope: "/handheld", updateViaCache: "none" }).catch(() => {});
+  }
+
+  return { announcement, paLine, idCheck, spoken, offlineShell };
 })();

@@ -339,7 +339,7 @@
   }
 
   // The countdown: a timer (role="timer", named "42 seconds left to claim" for screen
-  // readers, kept in step by tick()), the seconds large and a small visible unit.
+  // readers, kept in step by HHCues.tick()), the seconds large and a small visible unit.
   function counter(p) {
     return el("span", { class: "w-count", role: "timer", dataset: { deadline: p.deadline, claim: summary.claim_seconds || "" } },
       el("span", { class: "w-secs" }), el("span", { class: "w-unit", "aria-hidden": "true" }, "s"));
@@ -474,7 +474,7 @@
       }
       before = c.node;
     }
-    tick();
+    HHCues.tick();
   }
 
   // pending winners soonest deadline first, then the verified ones awaiting their prize
@@ -541,34 +541,6 @@
     box.replaceChildren(...parts);
   }
 
-  function tick() {
-    const now = RAPS.now();
-    for (const c of document.querySelectorAll(".w-count[data-deadline]")) {
-      // the rules (thresholds, the one "30 s left" cue) are HHCues.countdown's
-      const t = HHCues.countdown(Date.parse(c.dataset.deadline), now, Number(c.dataset.claim) || 90, c.dataset);
-      c.firstChild.textContent = String(t.secs);
-      c.setAttribute("aria-label", `${t.secs} ${t.secs === 1 ? "second" : "seconds"} left to claim`);
-      if (t.cue) HHCues.cue("warn");
-      c.classList.toggle("warn", t.level === "warn");
-      c.classList.toggle("critical", t.level === "critical");
-    }
-  }
-
-  // The offline shell (raps/static/worker/handheld-sw.js), once signed in.  When it
-  // first takes control the page reads once more through it, so that a reload with no
-  // network has the last state to show.  Without service workers (plain HTTP away from
-  // this machine) the page works as before, with no offline shell.
-  function offlineShell() {
-    const sw = navigator.serviceWorker;
-    if (!sw) return;
-    sw.addEventListener("controllerchange", () => {
-      RAPS.getJSON("/api/me").catch(() => {});
-      RAPS.getJSON("/api/sessions").catch(() => {});
-      refresh();
-    });
-    sw.register("/handheld-sw.js", { scope: "/handheld", updateViaCache: "none" }).catch(() => {});
-  }
-
   // -------------------------------------------------------------------- start
 
   async function start() {
@@ -582,7 +554,7 @@
       pendingCount: () => (summary && sid ? summary.picks.filter((p) => p.state === "pending").length : 0),
     });
     $("site").textContent = me.site.name;
-    offlineShell();
+    HHExtras.offlineShell(refresh);
     $("who").textContent = `· ${me.user} · ${me.role}`;
     $("sign-out").addEventListener("click", RAPS.signOut);
     HHCues.bind($("mute"));
@@ -602,7 +574,7 @@
     confirmTap($("close-btn"), "Tap again to close the session", () => command("close", {}, "close the session", $("close-btn")));
     confirmTap($("force-close-btn"), "Tap again: void pending and close",
       () => command("close", { force: true }, "force-close the session", $("force-close-btn")));
-    setInterval(tick, 250);
+    setInterval(HHCues.tick, 250);
     $("tab-sessions").addEventListener("click", () => tickets.showView("sessions"));
     $("tab-tickets").addEventListener("click", () => tickets.showView("tickets"));
     document.addEventListener("visibilitychange", () => {
