@@ -362,7 +362,9 @@ def test_a_reload_offline_shows_the_last_state_and_the_queued_command(
     assert scope == f"{floor.url}/handheld", scope
     hh.click("#draw-slots")
     expect(winner(hh, 1)).to_be_visible()
-    hh.wait_for_function(f"() => ({SAVED_PICKS})('W3').then(n => n === 1)")
+    # (a promise is a true value to wait_for_function: each poll reads, the next compares)
+    hh.wait_for_function(f"() => {{ ({SAVED_PICKS})('W3').then(n => {{ window.__n = n; }});"
+                         " return window.__n === 1; }")  # fmt: skip
 
     hh.context.set_offline(True)
     hh.click("#draw-slots")  # queued: no network
