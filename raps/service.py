@@ -31,6 +31,7 @@ from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
 from raps.games.desk import GameDesk
 from raps.heads import HeadFeed, HeadSigner
+from raps.ingest_batch import INTERNAL_ERROR, apply_batch
 from raps.live import Listeners
 from raps.logs import get_logger
 from raps.metrics import Metrics
@@ -241,37 +242,29 @@ class Service(ClaimCommands[CommandResult]):
     def ingest_detailed(self, events: Sequence[AnyFloorEvent], source: str) -> list[str | None]:
         """Apply events; per event None (applied) or the reason it was rejected.
 
-        A rejection is counted and logged here; adapters that must keep rejected
-        input (a dead-letter topic) use the reasons to forward it.
+        One call into the core per batch (raps.ingest_batch); an event the core fails on
+        is refused alone. A rejection is counted and logged here; adapters that must keep
+        rejected input (a dead-letter topic) use the reasons to forward it.
         """
         now = self.clock().timestamp()
-        reasons: list[str | None] = []
+
+        def fault(ev: AnyFloorEvent, e: Exception) -> None:
+            self.reject(source, INTERNAL_ERROR, event_id=ev.event_id, error=type(e).__name__)
+
+        reasons = apply_batch(self.floor, events, self.ingest_room(), self._remember,
+                              self._seen.discard, self.tickets.external, fault)  # fmt: skip
         newest = 0.0
         applied = 0
-        room = self.ingest_room()  # the floor log's unwritten backlog is bounded
-        for ev in events:
-            error: dict[str, str] = {}
-            if applied >= room:
-                reason: str | None = "floor_log_backlog"
-            elif not self._remember(ev.event_id):
-                reason = "duplicate"
-            else:
-                try:  # an event the core fails on must not take the rest of its batch along
-                    if type(ev) is TicketsGranted:  # the casino's own ticket feed
-                        reason = self.tickets.external(ev)
-                    else:
-                        reason = self.floor.apply(ev)
-                except Exception as e:
-                    self._seen.discard(ev.event_id)  # a redelivery is refused again
-                    reason, error = "internal_error", {"error": type(e).__name__}
+        for ev, reason in zip(events, reasons, strict=True):
             if reason is not None:
-                self.reject(source, reason, event_id=ev.event_id, **error)
-            else:
-                self._event_seq += 1
-                self._unflushed.append((self._event_seq, now, ev))
-                applied += 1
-                newest = max(newest, ev.epoch)
-            reasons.append(reason)
+                if reason != INTERNAL_ERROR:  # counted by fault, with the error
+                    self.reject(source, reason, event_id=ev.event_id)
+                continue
+            self._event_seq += 1
+            self._unflushed.append((self._event_seq, now, ev))
+            applied += 1
+            if ev.epoch > newest:
+                newest = ev.epoch
         if applied:
             self.metrics.events_ingested.labels(source).inc(applied)
             self.metrics.ingest_lag.labels(source).set(max(0.0, now - newest))

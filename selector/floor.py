@@ -392,8 +392,17 @@ class Floor:
             self._note_unknown(p)  # no directory entry yet; checked again when due
         return p
 
-    def apply_many(self, events: Iterable[AnyFloorEvent]) -> int:
+    def apply_many(
+        self,
+        events: Iterable[AnyFloorEvent],
+        rejected_hook: Callable[[int, str], None] | None = None,
+    ) -> int:
         """Apply a batch in order; returns how many were rejected (reasons are counted).
+
+        rejected_hook, when given, is called with (index in events, reason) for each
+        rejected event, as it is rejected.  An event the floor fails on (an exception)
+        ends the call there: what came before it is applied, the clock kept and the pools
+        settled (try/finally), so the caller may go on with the rest of the batch.
 
         Games, most of the floor's traffic, are applied inline with the floor's tables
         bound to locals (a call per game would cost a fifth of the event budget).  The
@@ -410,85 +419,94 @@ class Floor:
         evaluate = self._evaluate
         push = heapq.heappush
         now = self.now
-        for ev in events:
-            if type(ev) is not GamePlayed:
-                self.now = now
-                handler = dispatch.get(type(ev))
-                reason = self._reject("unknown_event_type") if handler is None else handler(ev)
-                if reason is not None:
-                    self.last_rejection = reason
+        try:
+            for i, ev in enumerate(events):
+                if type(ev) is not GamePlayed:
+                    self.now = now
+                    handler = dispatch.get(type(ev))
+                    reason = self._reject("unknown_event_type") if handler is None else handler(ev)
+                    now = self.now
+                    if reason is not None:
+                        self.last_rejection = reason
+                        rejected += 1
+                        if rejected_hook is not None:
+                            rejected_hook(i, reason)
+                    continue
+                m = machines.get(ev.machine)
+                if m is None:
+                    self.last_rejection = self._reject("unknown_machine")
                     rejected += 1
-                now = self.now
-                continue
-            m = machines.get(ev.machine)
-            if m is None:
-                self.last_rejection = self._reject("unknown_machine")
-                rejected += 1
-                continue
-            epoch = ev.epoch
-            span = ev.span_start
-            if span is not None and not span_in_range(span.timestamp(), epoch):
-                self.last_rejection = self._reject(SPAN_OUT_OF_RANGE)  # before any change
-                rejected += 1
-                continue
-            if epoch > now:
-                now = epoch
-            if epoch > m.last_game:
-                m.last_game = epoch
-            p = m.player
-            if p is None:
-                self.uncarded_games += 1
-                continue
-            changed = False
-            if epoch > p.last_game:
-                p.last_game = epoch
-            if not p.active and m.status is not _OUT_OF_SERVICE and now - epoch < idle:
-                p.active = True
-                p.active_since = epoch
-                p.idle_due = epoch + idle
-                push(timers, (p.idle_due, p.card, _IDLE_TIMER))
-                changed = True
-            wager = ev.wager
-            if wager and computed:
-                if sink is not None:  # _sink_points inlined
-                    milli = wager * _MILLI // m.rate
-                    room = p.room - milli
-                    if room > 0 and p.lo <= epoch and epoch < p.hi:
-                        p.room = room
-                    else:
-                        sink(p, epoch, milli, ev.event_id)
-                units = wager * m.units
-                if span is not None:  # rebuilt from meters: played over a span
-                    if self._credit_span(p, span.timestamp(), epoch, units, p):
-                        changed = True
-                else:
-                    pts = p.points
-                    j = 0
-                    for clock, thresholds in windows:
-                        if clock.win_start <= epoch < clock.win_end:
-                            day = clock.day
+                    if rejected_hook is not None:
+                        rejected_hook(i, "unknown_machine")
+                    continue
+                epoch = ev.epoch
+                span = ev.span_start
+                if span is not None and not span_in_range(span.timestamp(), epoch):
+                    self.last_rejection = self._reject(SPAN_OUT_OF_RANGE)  # before any change
+                    rejected += 1
+                    if rejected_hook is not None:
+                        rejected_hook(i, SPAN_OUT_OF_RANGE)
+                    continue
+                if epoch > now:
+                    now = epoch
+                if epoch > m.last_game:
+                    m.last_game = epoch
+                p = m.player
+                if p is None:
+                    self.uncarded_games += 1
+                    continue
+                changed = False
+                if epoch > p.last_game:
+                    p.last_game = epoch
+                if not p.active and m.status is not _OUT_OF_SERVICE and now - epoch < idle:
+                    p.active = True
+                    p.active_since = epoch
+                    p.idle_due = epoch + idle
+                    push(timers, (p.idle_due, p.card, _IDLE_TIMER))
+                    changed = True
+                wager = ev.wager
+                if wager and computed:
+                    if sink is not None:  # _sink_points inlined
+                        milli = wager * _MILLI // m.rate
+                        room = p.room - milli
+                        if room > 0 and p.lo <= epoch and epoch < p.hi:
+                            p.room = room
                         else:
-                            day, inside = clock.classify(epoch)
-                            if not inside:
-                                j += 2
-                                continue
-                        if day != pts[j]:
-                            if day < pts[j]:
-                                j += 2
-                                continue
-                            pts[j], pts[j + 1] = day, 0
-                        before = pts[j + 1]
-                        after = pts[j + 1] = before + units
-                        for threshold in thresholds:
-                            if before < threshold <= after:
-                                changed = True
-                        j += 2
-            if changed:
+                            sink(p, epoch, milli, ev.event_id)
+                    units = wager * m.units
+                    if span is not None:  # rebuilt from meters: played over a span
+                        if self._credit_span(p, span.timestamp(), epoch, units, p):
+                            changed = True
+                    else:
+                        pts = p.points
+                        j = 0
+                        for clock, thresholds in windows:
+                            if clock.win_start <= epoch < clock.win_end:
+                                day = clock.day
+                            else:
+                                day, inside = clock.classify(epoch)
+                                if not inside:
+                                    j += 2
+                                    continue
+                            if day != pts[j]:
+                                if day < pts[j]:
+                                    j += 2
+                                    continue
+                                pts[j], pts[j + 1] = day, 0
+                            before = pts[j + 1]
+                            after = pts[j + 1] = before + units
+                            for threshold in thresholds:
+                                if before < threshold <= after:
+                                    changed = True
+                            j += 2
+                if changed:
+                    self.now = now
+                    evaluate(p)
+        finally:
+            if now > self.now:
                 self.now = now
-                evaluate(p)
-        self.now = now
-        if self._pools_moved:
-            self.settle_pools()
+            if self._pools_moved:
+                self.settle_pools()
         return rejected
 
     def settle_pools(self) -> None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 import pytest
@@ -32,7 +33,7 @@ from raps.seal import SeedSealer, load_key
 from raps.service import Service
 from raps.store.database import open_engine
 from raps.store.schema import floor_event_batches
-from selector.events import PlayerUpserted, Tier
+from selector.events import AnyFloorEvent, PlayerUpserted, Tier
 from tests.daemon_helpers import Clock
 from tests.mqtt_broker import floor_config_text, shared_or_private
 
@@ -250,14 +251,18 @@ async def test_a_core_failure_dead_letters_exactly_that_event(
     svc: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The core fails on the second of three events: the first and third apply."""
-    real = svc.floor.apply
+    real = svc.floor.apply_many
 
-    def apply(ev: object) -> str | None:
-        if getattr(ev, "event_id", "") == "g2":
-            raise OverflowError("date value out of range")
-        return real(ev)  # type: ignore[arg-type]
+    def apply_many(events: Iterable[AnyFloorEvent], hook: Any = None) -> int:
+        def failing() -> Iterator[AnyFloorEvent]:  # raises inside the core's batch loop
+            for ev in events:
+                if ev.event_id == "g2":
+                    raise OverflowError("date value out of range")
+                yield ev
 
-    monkeypatch.setattr(svc.floor, "apply", apply)
+        return real(failing(), hook)
+
+    monkeypatch.setattr(svc.floor, "apply_many", apply_many)
     ing = ingest_for(svc)
     dead = ing.handle([_Item(topic(), game(svc, n)) for n in (1, 2, 3)])
     assert [(d["reason"], d["event_id"]) for d in letters(dead)] == [("internal_error", "g2")]
