@@ -18,11 +18,13 @@ signs noted.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from raps.chain import Entry
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
 from raps.store.journal import JournalStore, JournalTampered, with_pools
+from raps.store.journal_read import read_sessions
 from selector.floor import Floor
 from selector.lifecycle import verify_lifecycle
 from selector.records import Record
@@ -49,26 +51,42 @@ class SessionLoader:
 
     async def _load(self, session_id: str) -> tuple[DrawSession, list[Entry], bytes | None]:
         entries = await self.journal.session_entries(session_id)
-        records = [Record.from_dict(e.record) for e in entries]
+        records = [e.record for e in entries]
         seed = await self._unseal(session_id) if records else None
-        s = self.planner.scheduled(self.planner.plan(session_id), records, seed)
+        return await self._build(session_id, entries, records, seed), entries, seed
+
+    async def _build(
+        self, session_id: str, entries: list[Entry], records: list[dict[str, Any]],
+        seed: bytes | None,
+    ) -> DrawSession:  # fmt: skip
+        s = self.planner.scheduled(
+            self.planner.plan(session_id), [Record.from_dict(r) for r in records], seed
+        )
         req = s.open_request()
         if req is not None:  # a draw whose winner was never committed: its pool, back
             pool = (await self.journal.pools([req[2]])).get(req[2])
             if pool is not None:
                 s.load_request_pool(pool)
-            asked = next(e for e in reversed(entries) if e.record.get("type") == "pick.requested")
+            asked = next(
+                e for e, r in zip(reversed(entries), reversed(records), strict=True)
+                if r.get("type") == "pick.requested"
+            )  # fmt: skip
             s.note_request_entry(asked.seq, asked.hash)  # the entry the witness signs
-        return s, entries, seed
+        return s
 
-    async def check(self, s: DrawSession, entries: list[Entry], seed: bytes | None) -> str | None:
+    async def check(
+        self, s: DrawSession, entries: list[Entry], seed: bytes | None, linked: bool = False,
+        records: list[dict[str, Any]] | None = None,
+    ) -> str | None:  # fmt: skip
         """Why a session read back may not run, or None. A closed session has its steps
-        and links checked (its picks are `raps verify`'s: nothing more can be drawn)."""
-        if entries:  # the storage first: a row gone in the middle, then what it meant
+        and links checked (its picks are `raps verify`'s: nothing more can be drawn).
+        linked: the links over the session's range are already vouched for; records: the
+        entries' records as read (what the session was restored from)."""
+        if entries and not linked:  # the storage first: a row gone, then what it meant
             gap = await self.journal.chain_break(entries[0].seq, entries[-1].seq)
             if gap is not None:
                 return f"its range of the journal is broken: {gap}"
-        broken = verify_lifecycle(s.records)
+        broken = verify_lifecycle(s.records if records is None else records)
         if broken:
             return f"its records fail verification: {broken[0]}"
         if s.state == SessionState.OPEN and seed is not None and s.picks:
@@ -81,19 +99,35 @@ class SessionLoader:
     async def load_all(
         self, plans: Iterable[SessionPlan]
     ) -> tuple[dict[str, DrawSession], dict[str, str]]:
-        """The sessions that may run, and those refused with why."""
+        """The sessions that may run, and those refused with why.
+
+        One pass over the journal reads them all (raps.store.journal_read) and one query
+        their sealed seeds; a session with a row that pass cannot vouch for is read again
+        entry by entry, which says why it is refused."""
         plans = list(plans)
-        misfiled = await self.journal.misfiled(p.session_id for p in plans)
+        ids = [p.session_id for p in plans]
+        read = await read_sessions(self.journal.engine, ids)
+        sealed = await self.journal.sealed_seeds()
         sessions: dict[str, DrawSession] = {}
         refused: dict[str, str] = {}
-        for plan in plans:
-            sid = plan.session_id
-            reason = misfiled.get(sid)
-            if reason is None:
-                try:
-                    sessions[sid] = await self.load_checked(sid)
-                except (JournalTampered, SessionError) as e:
-                    reason = str(e)
+        for sid in ids:
+            reason: str | None = None
+            try:
+                if sid in read.suspect:
+                    reason = (await self.journal.misfiled([sid])).get(sid)
+                    if reason is None:
+                        sessions[sid] = await self.load_checked(sid)
+                else:
+                    entries, records = read.entries[sid], read.records[sid]
+                    box = sealed.get(sid) if records else None
+                    seed = None if box is None else self.sealer.unseal(sid, *box)
+                    s = await self._build(sid, entries, records, seed)
+                    linked = not entries or read.links_ok(entries[0].seq, entries[-1].seq)
+                    reason = await self.check(s, entries, seed, linked, records)
+                    if reason is None:
+                        sessions[sid] = s
+            except (JournalTampered, SessionError) as e:
+                reason = str(e)
             if reason is not None:
                 refused[sid] = reason
         return sessions, refused

@@ -409,6 +409,13 @@ class JournalStore:
                 continue  # missing or damaged: verify reports the pool as not matching
         return out
 
+    async def sealed_seeds(self) -> dict[str, tuple[bytes, bytes]]:
+        """Every sealed seed by session, in one query (a start unseals them all)."""
+        q = select(sealed_seeds.c.session_id, sealed_seeds.c.nonce, sealed_seeds.c.ciphertext)
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(q)
+            return {r.session_id: (bytes(r.nonce), bytes(r.ciphertext)) for r in rows}
+
     async def sealed_seed(self, session_id: str) -> tuple[bytes, bytes] | None:
         async with self.engine.connect() as conn:
             row = (
