@@ -57,6 +57,7 @@ if str(ROOT) not in sys.path:
 
 from bench.core_paths import daemon_ingest  # noqa: E402
 from bench.core_picks import churn_picks, pick_targets, picks_only  # noqa: E402
+from bench.core_scale import scale_only  # noqa: E402
 from bench.core_sql_peer import COMMIT_EVERY, SqlPeer  # noqa: E402
 from bench.harness import percentile, print_result, say  # noqa: E402
 from raps.floorsim import FloorSimulator, demo_layout  # noqa: E402
@@ -178,7 +179,10 @@ def bench_ingest(
     say(f"  cross-check, eligible (core, SQL) by pool: {same} -> {'agree' if agree else 'DIFFER'}")
     peer.conn.close()
     ratios = [c / q for c, q in zip(core["wall"], sql["wall"], strict=True)]
+    cpu_ratios = [c / q for c, q in zip(core["cpu"], sql["cpu"], strict=True)]
     core_out = {
+        "cpu_median": statistics.median(core["cpu"]),
+        "round_cpu_ratios": cpu_ratios,
         "best": max(core["wall"]),
         "median": statistics.median(core["wall"]),
         "passes": core["wall"],
@@ -262,7 +266,7 @@ def bench_picks(n_picks: int) -> tuple[dict[str, dict[str, Any]], dict[str, dict
         counted = sum(floor.eligible_counts(PROMO).values())
         assert len(pool) == size == counted, (len(pool), size, counted)
         # rounds of n_picks timed picks; the machine is shared, so a round hit by another
-        # process's burst shows up as such: every round is reported, the best one judged
+        # process's burst shows up as such: every round is reported, their median judged
         rounds: list[dict[str, float]] = []
         all_lat: list[float] = []
         sizes: Counter[int] = Counter()
@@ -301,12 +305,12 @@ def bench_picks(n_picks: int) -> tuple[dict[str, dict[str, Any]], dict[str, dict
                     "cpu_p99": round(percentile(cpu, 99), 4),
                 }
             )
-        best = min(rounds, key=lambda x: x["p99"])
-        core[str(size)] = {
-            "p50": best["p50"],
-            "p99": best["p99"],
-            "max": best["max"],
-            "cpu_p99": best["cpu_p99"],
+        med = {q: round(statistics.median(x[q] for x in rounds), 4) for q in rounds[0]}
+        core[str(size)] = {  # the median of the rounds, not the best round
+            "p50": med["p50"],
+            "p99": med["p99"],
+            "max": med["max"],
+            "cpu_p99": med["cpu_p99"],
             "n": n_picks,
             "rounds_p99": [x["p99"] for x in rounds],
             "all_rounds_p50": round(percentile(all_lat, 50), 4),
@@ -316,7 +320,8 @@ def bench_picks(n_picks: int) -> tuple[dict[str, dict[str, Any]], dict[str, dict
         }
         c = core[str(size)]
         say(
-            f"  core {size:>6,} eligible: best round p50 {c['p50']:.3f} ms, p99 {c['p99']:.3f} ms"
+            f"  core {size:>6,} eligible: median of rounds p50 {c['p50']:.3f} ms,"
+            f" p99 {c['p99']:.3f} ms"
             f" (CPU-time p99 {c['cpu_p99']:.3f}); p99 per round {c['rounds_p99']};"
             f" all {len(all_lat)} picks p50 {c['all_rounds_p50']:.3f} p99"
             f" {c['all_rounds_p99']:.3f} ms (candidates {min(sizes)}..{max(sizes)})"
@@ -426,10 +431,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=None, help="override the event count")
     ap.add_argument("--profile", action="store_true", help="add a cProfile of one pass")
     ap.add_argument("--picks", action="store_true", help="only the picks on a changing floor")
+    ap.add_argument("--scale", action="store_true", help="the scale curve (docs/performance.md)")
     args = ap.parse_args(argv)
     quick: bool = args.quick
-    if args.picks:
-        return picks_only(quick)
+    if args.picks or args.scale:
+        return picks_only(quick) if args.picks else scale_only(quick)
     n_events: int = args.events or (200_000 if quick else 1_000_000)
     passes = 3 if quick else 5
     n_picks = 60 if quick else 300
@@ -486,9 +492,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     churn = churn_picks(churn_sizes, 20 if quick else 100, 3 if quick else 5)
     mem = bench_memory()
 
-    ratio = core["best"] / sqlr["best"]
-    ratio_median = statistics.median(core["round_ratios"])
-    ratio_cpu = core["cpu_best"] / sqlr["cpu_best"]
+    ratio = statistics.median(core["round_ratios"])  # each round's core / its SQL pass
+    ratio_best = core["best"] / sqlr["best"]
+    ratio_cpu = statistics.median(core["round_cpu_ratios"])
     p99_10k = picks[str(TARGET_PICK_POOL)]["p99"]
     cpu_p99_10k = picks[str(TARGET_PICK_POOL)]["cpu_p99"]
     bpp = mem["bytes_per_player"]
@@ -496,10 +502,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # "met" is judged on wall-clock time; the CPU-time figures (process_time, which
         # leaves out time the shared machine gave to other processes) are for reference
         f"events_per_s>={TARGET_EVENTS_PER_S}": {
-            "value": round(core["best"]),
-            "met": core["best"] >= TARGET_EVENTS_PER_S,
-            "cpu_time_value": round(core["cpu_best"]),
-            "met_by_cpu_time": core["cpu_best"] >= TARGET_EVENTS_PER_S,
+            "value": round(core["median"]),
+            "met": core["median"] >= TARGET_EVENTS_PER_S,
+            "cpu_time_value": round(core["cpu_median"]),
+            "met_by_cpu_time": core["cpu_median"] >= TARGET_EVENTS_PER_S,
         },
         f"ratio_vs_sql>={TARGET_RATIO:g}": {
             "value": round(ratio, 3),
@@ -526,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"  {'measure':<44} {'best':>14} {'median':>14}")
     say(f"  {'core events/s (apply_many)':<44} {core['best']:>14,.0f} {core['median']:>14,.0f}")
     say(f"  {'SQL peer updates/s':<44} {sqlr['best']:>14,.0f} {sqlr['median']:>14,.0f}")
-    say(f"  {'core / SQL (best/best; median per round)':<44} {ratio:>14.2f} {ratio_median:>14.2f}")
+    say(f"  {'core / SQL (best/best; median per round)':<44} {ratio_best:>14.2f} {ratio:>14.2f}")
     say(f"  {'core events/s by CPU time (process_time)':<44} {core['cpu_best']:>14,.0f}")
     say(f"  {'SQL updates/s by CPU time (process_time)':<44} {sqlr['cpu_best']:>14,.0f}")
     say(f"  {'core events/s with gc on (one pass)':<44} {core['gc_on']:>14,.0f}")
@@ -537,8 +543,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"    {f'SQL peer, {size:,} eligible':<42} {s['p50']:>14.3f} {s['p99']:>14.3f}")
     say(f"  {'bytes per tracked player':<44} {bpp:>14,.0f}")
     say(
-        "  targets (throughput judged on the best round, pick p99 on the best of"
-        f" {PICK_ROUNDS} rounds; medians and all rounds are reported alongside):"
+        "  targets (judged on the median of the rounds: throughput, each round's own core/SQL"
+        f" ratio, pick p99 over {PICK_ROUNDS} rounds; the best is reported alongside):"
     )
     for name, t in targets.items():
         verdict = "met" if t["met"] else "NOT MET"
@@ -550,19 +556,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"  total wall time {elapsed:.0f} s; load average at end {load_end[0]:.2f}")
 
     result = {
-        "events_per_s": round(core["best"]),
-        "events_per_s_median": round(core["median"]),
+        "events_per_s": round(core["median"]),  # the median of the rounds
+        "events_per_s_best": round(core["best"]),
         "events_per_s_passes": [round(r) for r in core["passes"]],
         "events_per_s_gc_on": round(core["gc_on"]),
         "directory_upserts_per_s": round(core["directory_best"]),
-        "sql_peer_updates_per_s": round(sqlr["best"]),
-        "sql_peer_updates_per_s_median": round(sqlr["median"]),
+        "sql_peer_updates_per_s": round(sqlr["median"]),
+        "sql_peer_updates_per_s_best": round(sqlr["best"]),
         "sql_peer_updates_per_s_passes": [round(r) for r in sqlr["passes"]],
         "sql_peer_directory_upserts_per_s": round(sqlr["directory_best"]),
-        "ratio_vs_sql": round(ratio, 3),
-        "ratio_vs_sql_median": round(ratio_median, 3),
+        "ratio_vs_sql": round(ratio, 3),  # the median of the rounds' own ratios
+        "ratio_vs_sql_best_over_best": round(ratio_best, 3),
         "ratio_vs_sql_rounds": [round(r, 3) for r in core["round_ratios"]],
-        "events_per_s_cpu_time": round(core["cpu_best"]),
+        "events_per_s_cpu_time": round(core["cpu_median"]),
         "sql_peer_updates_per_s_cpu_time": round(sqlr["cpu_best"]),
         "eligible_cross_check_agrees": core["agree"],
         "daemon_ingest": daemon,

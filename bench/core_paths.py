@@ -85,12 +85,14 @@ async def _daemon_round(
     directory: list[PlayerUpserted],
     events: list[AnyFloorEvent],
     payloads: list[_Item],
+    mqtt: bool = True,
 ) -> tuple[float, float, float]:
-    """(Service.ingest events/s, its rate with the floor log flushes, MqttIngest.handle /s)."""
+    """(Service.ingest events/s, its rate with the floor log flushes, MqttIngest.handle /s;
+    nan without `mqtt`)."""
     cfg = parse_config(_config(folder, machines, tables), source="bench config")
     now = events[-1].ts + timedelta(seconds=1)
     rates: list[float] = []
-    for path in ("service", "mqtt"):
+    for path in ("service", "mqtt") if mqtt else ("service",):
         db = folder / "raps.db"
         for leftover in folder.glob("raps.db*"):
             leftover.unlink()
@@ -136,7 +138,7 @@ async def _daemon_round(
         if path == "service":
             rates.append(len(events) / (spent + flushing))
         del db
-    return rates[0], rates[1], rates[2]
+    return rates[0], rates[1], rates[2] if mqtt else float("nan")
 
 
 def daemon_ingest(

@@ -144,10 +144,12 @@ class PgServer:
     def url(self, dbname: str) -> str:
         return f"postgresql://postgres@{self.host}:{self.port}/{dbname}"
 
-    def create(self, purpose: str) -> str:
+    def create(self, purpose: str, template: str | None = None) -> str:
+        """A new database (a copy of `template` when given; it must have no connection)."""
         name = f"raps_bench_{purpose}_{uuid.uuid4().hex[:10]}"
+        copy = f' TEMPLATE "{template}"' if template else ""
         with self.connect() as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copy}')
         self.created.append(name)
         return name
 

@@ -2,8 +2,8 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/journal.py            # full run: 1,000 picks, 1M journal entries
-    .venv/bin/python bench/journal.py --quick    # short run: 150 picks, 100k entries (< 1 min)
+    .venv/bin/python bench/journal.py            # full run: 5,000 picks, 1M journal entries
+    .venv/bin/python bench/journal.py --quick    # short run: 150 picks, 10k entries (< 1 min)
 
 Both databases are measured in the same run: SQLite (a file in a temporary directory,
 WAL, synchronous=FULL, as raps.store.database opens it) and PostgreSQL (fresh databases
@@ -29,12 +29,19 @@ What it measures (issue targets in brackets), per database:
    apart, in no timed figure.  A breakdown says where a pick's time goes: the core's
    draw, chain hashing, the pool delta, connection checkout, the statement, the commit.
    `--profile` adds a cProfile of the timed picks.
-2. Restart-to-ready with 1M journal entries: a journal of 1M chained entries (50k
-   closed sessions drawn by the real core on a small floor, bulk-inserted, not timed),
-   a live session with pending picks, a floor snapshot of 10k players and a tail of
-   floor events to replay; then open_engine + `Service(...)` + `await service.start()`
-   is timed [<= 2 s], and so is a whole `raps run` process until its --ready-file
-   appears (interpreter, imports and config included; import time is given apart).
+   The p99 ratio is taken over all the alternated samples (>= 5,000 in a full run) and
+   given again for 5 rounds of consecutive steps: their median and spread [min..max].
+2. Restart-to-ready with 1M journal entries, on a restart that must read them: a journal
+   of 1M chained entries (50k closed sessions drawn by the real core on a small floor,
+   bulk-inserted, not timed), every one of those sessions in the schedule (seeded by the
+   live phase's config), so a start restores each from its journal records and checks
+   them; a live session with pending picks, a floor snapshot of 10k players and a tail of
+   10k floor events logged after it, then no stop (a kill -9).  Every timed start runs on
+   a fresh copy of that crashed database (SQLite's backup API, PostgreSQL's CREATE
+   DATABASE ... TEMPLATE; not timed), so each one reads the whole journal and replays the
+   tail: open_engine + `Service(...)` + `await service.start()` is timed [<= 2 s], and so
+   is a whole `raps run` process until its --ready-file appears (interpreter, imports and
+   config included; import time is given apart).
 
 The last line printed is one JSON object with every figure and target.
 
@@ -55,7 +62,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +72,15 @@ if str(ROOT) not in sys.path:
 
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from bench.harness import pg_server, print_result, say, section, start_clock, version_of  # noqa: E402
+from bench.harness import (  # noqa: E402
+    PgServer,
+    pg_server,
+    print_result,
+    say,
+    section,
+    start_clock,
+    version_of,
+)
 from bench.journal_picks import bench_picks  # noqa: E402
 from bench.journal_restart import (  # noqa: E402
     History,
@@ -76,7 +91,6 @@ from bench.journal_restart import (  # noqa: E402
     migrate_only,
 )
 from bench.journal_setup import (  # noqa: E402
-    CONFIGURED_HISTORY,
     ELIGIBLE,
     LIVE_RECORDS,
     LIVE_SESSION,
@@ -112,13 +126,56 @@ def filesystem_of(path: Path) -> str:
     return kind
 
 
+def sqlite_copies(db: Path) -> Callable[[], str]:
+    """The database's url the first time (the live phase crashes it), then a fresh copy of
+    it each time (the previous copy deleted): every timed start sees the same crash."""
+    made: list[Path] = []
+
+    def fresh() -> str:
+        if not made:
+            made.append(db)
+            return f"sqlite:///{db}"
+        for old in made[1:]:
+            for f in old.parent.glob(old.name + "*"):
+                f.unlink()
+        copy = db.with_name(f"{db.stem}-{len(made)}.db")
+        src, dst = sqlite3.connect(db), sqlite3.connect(copy)
+        with dst:
+            src.backup(dst)
+        src.close()
+        dst.close()
+        made.append(copy)
+        return f"sqlite:///{copy}"
+
+    return fresh
+
+
+def pg_copies(pg: PgServer, dbname: str) -> Callable[[], str]:
+    """As sqlite_copies, by CREATE DATABASE ... TEMPLATE."""
+    made: list[str] = []
+
+    def fresh() -> str:
+        if not made:
+            made.append(dbname)
+            return pg.url(dbname)
+        for old in made[1:]:
+            with pg.connect() as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
+        made[1:] = []
+        copy = pg.create("restart", template=dbname)
+        made.append(copy)
+        return pg.url(copy)
+
+    return fresh
+
+
 # -------------------------------------------------------------------------- main
 
 
 async def run(args: argparse.Namespace) -> int:
     quick: bool = args.quick
-    n_entries: int = args.entries or (100_000 if quick else 1_000_000)
-    n_picks: int = args.picks or (150 if quick else 1000)
+    n_entries: int = args.entries or (10_000 if quick else 1_000_000)
+    n_picks: int = args.picks or (150 if quick else 5000)
     replay: int = args.replay_events
     started = time.perf_counter()
 
@@ -187,7 +244,7 @@ async def run(args: argparse.Namespace) -> int:
             f"restart fill (not timed): {history_entries + LIVE_RECORDS:,} journal entries"
             f" = {n_sessions:,} closed sessions x {RECORDS_PER_HISTORY_SESSION} records"
             f" + a live session's {LIVE_RECORDS}"
-            + (" (--quick: 100k, not 1M)" if quick and not args.entries else "")
+            + (" (--quick: 10k, not 1M)" if quick and not args.entries else "")
         )
         sqlite_db = folder / "restart.db"
         sqlite_url = f"sqlite:///{sqlite_db}"
@@ -205,30 +262,37 @@ async def run(args: argparse.Namespace) -> int:
         )
         secs = copy_to_postgres(sqlite_db, pg, make_url(pg_url).database or "")
         say(f"  PostgreSQL: the same rows by COPY, then VACUUM ANALYZE, in {secs:.1f} s")
-        configured = [history.session_id(j) for j in range(n_sessions)][-CONFIGURED_HISTORY:]
-        sessions = [(sid, True) for sid in configured] + [(LIVE_SESSION, True)]
+        every = [(history.session_id(j), True) for j in range(n_sessions)]
         say(
-            f"  restart config lists {len(sessions)} sessions: the live one and the last"
-            f" {len(configured)} closed ones; fill took {time.perf_counter() - t0:.1f} s"
+            f"  the live phase's config lists all {n_sessions + 1:,} sessions (seeded into the"
+            " schedule, so every one is restored from its journal records at each start);"
+            f" the restart's lists only the live one; fill took {time.perf_counter() - t0:.1f} s"
         )
-        for name, key_name, url in (
-            ("SQLite", "sqlite", sqlite_url),
-            ("PostgreSQL", "postgresql", pg_url),
-        ):
-            cfg_text = config_text(url, key_file, ELIGIBLE, sessions)
-            cfg = parse_config(cfg_text, source="bench config")
-            cfg_file = folder / f"{key_name}.toml"
-            cfg_file.write_text(cfg_text)
+        copies = {
+            "sqlite": sqlite_copies(sqlite_db),
+            "postgresql": pg_copies(pg, make_url(pg_url).database or ""),
+        }
+        for name, key_name in (("SQLite", "sqlite"), ("PostgreSQL", "postgresql")):
+            fresh = copies[key_name]
+            url = sqlite_url if key_name == "sqlite" else pg_url
+            seed_cfg = parse_config(
+                config_text(url, key_file, ELIGIBLE, [*every, (LIVE_SESSION, True)]),
+                source="bench config",
+            )
+            cfg = parse_config(
+                config_text(url, key_file, ELIGIBLE, [(LIVE_SESSION, True)]), "bench config"
+            )
             results[key_name].update(
                 await bench_restart(
                     name,
-                    url,
+                    fresh,
+                    seed_cfg,
                     cfg,
-                    cfg_file,
+                    lambda u: config_text(u, key_file, ELIGIBLE, [(LIVE_SESSION, True)]),
                     sealer,
                     folder,
                     replay,
-                    3 if quick else RESTART_RUNS,
+                    2 if quick else RESTART_RUNS,
                     1 if quick else PROCESS_RUNS,
                 )
             )

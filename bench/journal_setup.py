@@ -34,11 +34,10 @@ HISTORY_PICKS = 6  # per session: open, 6 x (draw, verify, award), close = 20 re
 RECORDS_PER_HISTORY_SESSION = 2 + 3 * HISTORY_PICKS
 LIVE_PICKS = 6  # the live session: open, 6 draws, 3 verified and awarded = 13 records
 LIVE_RECORDS = 1 + LIVE_PICKS + 2 * 3
-CONFIGURED_HISTORY = 5  # closed sessions the restart config still lists
 STAFF = Actor("bench", "marketing")
 WARMUP = 5
 STEP_SECONDS = 0.02  # the bench clock moves this much before every pick
-ROUND = 100  # steps per round in the per-round p99 ratios
+ROUNDS = 5  # rounds the p99 ratio is also given for (its spread)
 FLUSH_EVERY = 25  # floor events are flushed (not timed) every this many steps
 
 TARGET_RATIO = 1.5
