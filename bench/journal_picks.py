@@ -61,10 +61,10 @@ class RawCommit:
         self.pg: psycopg.Connection | None = None
         if u.get_backend_name() == "sqlite":
             assert u.database is not None
-            self.sqlite = sqlite3.connect(u.database)
+            self.sqlite = sqlite3.connect(u.database, timeout=60)
             self.sqlite.execute("PRAGMA journal_mode=WAL")
             self.sqlite.execute("PRAGMA synchronous=FULL")
-            self.sqlite.execute("PRAGMA busy_timeout=5000")
+            self.sqlite.execute("PRAGMA busy_timeout=60000")  # a loaded machine: wait, not fail
         else:
             self.pg = psycopg.connect(
                 host=u.host, port=u.port, user=u.username, dbname=u.database, autocommit=False

@@ -4,6 +4,8 @@ Run from the repository root:
 
     .venv/bin/python bench/mqtt.py            # full run (3 rounds of 100k messages per QoS)
     .venv/bin/python bench/mqtt.py --quick    # one round of 20k messages (under a minute)
+    .venv/bin/python bench/mqtt.py --e2e      # the whole `raps run` fed by mosquitto_pub
+                                              # (bench/mqtt_e2e.py), applied events/s
 
 Set-up: a private Mosquitto 2.0 (Debian package) on a free port, persistence on,
 queues large enough that nothing is dropped; `mosquitto_pub -l` (mosquitto-clients,
@@ -65,6 +67,7 @@ import aiomqtt  # noqa: E402
 from adapters.mqtt import MqttIngest  # noqa: E402
 from adapters.mqtt.ingest import _pull  # noqa: E402
 from bench.harness import print_result, say  # noqa: E402
+from bench.mqtt_e2e import e2e  # noqa: E402
 from raps.config import parse_config  # noqa: E402
 from raps.daemon import INBOUND_FEEDS  # noqa: E402
 from raps.gcpolicy import settle_after_start  # noqa: E402
@@ -408,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="publish while receiving (depends on the publishers' CPU) instead of a backlog",
     )
+    ap.add_argument("--e2e", action="store_true", help="the whole `raps run` process instead")
     args = ap.parse_args(argv)
     n = args.n or (20_000 if args.quick else 100_000)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -416,6 +420,14 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM unwinds like Ctrl-C, so the private broker is stopped and its folder removed
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     t0 = time.monotonic()
+    if args.e2e:
+        res = asyncio.run(e2e(n, rounds, [0, 1]))
+        print_result({"bench": "mqtt --e2e", "mode": "quick" if args.quick else "full",
+                      "events_per_run": n, "rounds": rounds, **res,
+                      "seconds": round(time.monotonic() - t0, 1),
+                      "loadavg_1min": os.getloadavg()[0],
+                      "python": platform.python_version()})  # fmt: skip
+        return 0
     results = asyncio.run(bench(n, rounds, [0, 1], args.live))
     targets = {
         f"{q}_ingest_vs_paho_ge_{TARGET_RATIO}": results[q]["ratio_vs_paho"] >= TARGET_RATIO
