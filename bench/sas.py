@@ -9,9 +9,9 @@
    ONE event loop on one core, polled at 200 ms in real-time mode, every event
    applied to the core through Service.ingest as the daemon does (a started
    Service on SQLite, its floor log flushed after each step; logs at warning).
-   The count doubles until poll slots are missed, then a bisection finds the
-   largest count with 0 missed slots (the limit reported; < 0.1% is the issue's
-   bar, reported too).  A slot is missed
+   The count doubles until 0.1% of the poll slots are missed, then a bisection
+   finds the largest count with fewer (the issue's bar: the limit reported; the
+   largest step measured with none missed is reported too).  A slot is missed
    when its poll cannot start within the 200 ms cycle it belongs to; slots
    that start more than 20 ms late are reported too).  The simulators' own
    work is on the same core, so the figure is conservative.  Other processes
@@ -140,11 +140,13 @@ async def run_floor(
 
 
 def _ok(r: dict[str, float]) -> bool:
-    return r["missed_slots"] == 0 and r["channels_up"] == r["channels"]
+    """The issue's bar: fewer than 0.1% of the poll slots missed, every loop up."""
+    return r["missed_ratio"] < MAX_MISSED and r["channels_up"] == r["channels"]
 
 
 async def search(quick: bool, folder: Path) -> tuple[int, list[dict[str, float]]]:
-    """Double the machines until slots are missed, then bisect: the largest with 0 missed."""
+    """Double the machines until 0.1% of the slots are missed, then bisect: the largest with
+    fewer missed."""
     top = 16_000
     cfg = parse_config(_config(folder, top, 0), source="bench config")
     now = datetime.now(UTC)
@@ -210,8 +212,8 @@ def main() -> int:
     print(f"codec: {rate:,.0f} replies decoded per second")
     with tempfile.TemporaryDirectory(prefix="raps-bench-sas-") as tmp:
         capacity, results = asyncio.run(search(quick, Path(tmp)))
-    under = [r for r in results if r["missed_ratio"] < MAX_MISSED and r["channels_up"]]
-    under_bar = max((int(r["machines"]) for r in under), default=0)
+    none = [r for r in results if r["missed_slots"] == 0 and r["channels_up"] == r["channels"]]
+    none_missed = max((int(r["machines"]) for r in none), default=0)
     ok_steps = [r for r in results if r["machines"] <= capacity] or results
     us = sorted(r["cpu_us_per_poll"] for r in ok_steps)[len(ok_steps) // 2]
     summary = {
@@ -219,8 +221,8 @@ def main() -> int:
         "quick": quick,
         "codec_decode_frames_per_s": round(rate),
         "machines_at_200ms": capacity,
-        "machines_at_200ms_meaning": "largest count measured with 0 missed slots",
-        "machines_under_0.1pct_missed": under_bar,
+        "machines_at_200ms_meaning": "largest count found with < 0.1% of slots missed",
+        "machines_with_0_missed_measured": none_missed,
         "max_missed_slot_ratio": MAX_MISSED,
         "events_applied_via": "Service.ingest",
         "cpu_us_per_poll_median": round(us, 1),
