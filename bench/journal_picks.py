@@ -199,6 +199,14 @@ async def bench_picks(
             else:
                 pick, pcpu, outcome = await timed_pick(k)
                 bare, bcpu = await timed_bare(k)
+            # a pool checkpoint (a full pool stored after every 128th delta, off the pick's
+            # path) runs before the next step, as it does when picks are seconds apart; and
+            # before the raw commit, which blocks the event loop: a checkpoint still writing
+            # would wait for the loop while the raw commit waits for its lock
+            if service.journal._checkpoints or service.journal._bases:
+                c0 = time.perf_counter()
+                await service.journal.settle()
+                checkpoint_waits.append(time.perf_counter() - c0)
             gc.disable()
             r0 = time.perf_counter()
             raw.commit_one(k)
@@ -216,12 +224,6 @@ async def bench_picks(
             # not timed: void the pick (the session does not bar voided players, so the
             # pool stays at 10,000), then let one player leave and another qualify
             await service.void(PICK_SESSION, STAFF, f"void-{k}", outcome.pick.number, "bench")
-            # a pool checkpoint (a full pool stored after every 128th delta, off the pick's
-            # path) runs before the next step, as it does when picks are seconds apart
-            if service.journal._checkpoints:
-                c0 = time.perf_counter()
-                await service.journal.settle()
-                checkpoint_waits.append(time.perf_counter() - c0)
             service.ingest(rotation.events(clock()), "bench")
             if k % FLUSH_EVERY == FLUSH_EVERY - 1:
                 await service.flush_events()
