@@ -3,7 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python bench/core.py            # full run (1M events, a few minutes at most)
-    .venv/bin/python bench/core.py --quick    # short run (200k events, under a minute)
+    .venv/bin/python bench/core.py --quick    # short run (100k events, about a minute of CPU)
     .venv/bin/python bench/core.py --profile  # add a cProfile of one ingest pass
 
 What it measures (issue targets in brackets):
@@ -436,9 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     quick: bool = args.quick
     if args.picks or args.scale:
         return picks_only(quick) if args.picks else scale_only(quick)
-    n_events: int = args.events or (200_000 if quick else 1_000_000)
+    n_events: int = args.events or (100_000 if quick else 1_000_000)
     passes = 3 if quick else 5
-    n_picks = 60 if quick else 300
+    n_picks = 30 if quick else 300
     started = time.perf_counter()
 
     say("RAPS core benchmark" + (" (--quick)" if quick else ""))
@@ -480,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profile:
         profile_ingest(layout, directory, events)
 
-    n_daemon = min(n_events, 50_000 if quick else 200_000)
+    n_daemon = min(n_events, 30_000 if quick else 200_000)
     daemon = daemon_ingest(
         layout, MACHINES, TABLES, directory, events[:n_daemon], 3 if quick else 5
     )
@@ -489,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     picks, sql_picks = bench_picks(n_picks)
     churn_sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
-    churn = churn_picks(churn_sizes, 20 if quick else 100, 3 if quick else 5)
+    churn = churn_picks(churn_sizes, 10 if quick else 100, 3 if quick else 5)
     mem = bench_memory()
 
     ratio = statistics.median(core["round_ratios"])  # each round's core / its SQL pass
