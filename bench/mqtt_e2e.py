@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import statistics
 import tempfile
 import time
@@ -146,4 +147,5 @@ async def e2e(n: int, rounds: int, qos_levels: list[int]) -> dict[str, Any]:
             }
     finally:
         broker.close()
+        shutil.rmtree(folder, ignore_errors=True)
     return out
