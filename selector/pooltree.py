@@ -102,7 +102,7 @@ class PoolTree:
             tree.remove(card)
         try:
             digest = tree.digest()
-            snap = PoolSnapshot.of_blocks(tree.blocks(), len(tree))
+            snap = PoolSnapshot.of_blocks(tree.blocks(), len(tree), tree.block_lengths())
         finally:
             for card in cut:
                 tree.set(card, 1)  # hashed again at the next settle
@@ -127,7 +127,9 @@ class PoolTree:
                 removed.add(card)  # barred since
             else:
                 added.add(card)  # barred no more
-        return last_digest, sorted(added), sorted(removed)
+        # in no particular order: the stored delta is a pair of sets (docs/journal.md), and
+        # sorting 1,000 changes cost a pick 0.2 ms
+        return last_digest, list(added), list(removed)
 
     def checkpoint(self) -> tuple[PoolSnapshot, str]:
         """The whole pool and its digest, as the base the next snapshot's delta is taken

@@ -34,6 +34,8 @@ from sortedcontainers import SortedList
 from selector.diff import sorted_delta
 from selector.fairness import POOL_PREFIX, pool_digest
 
+_RUN = 256  # block lengths summed at a time when looking a position up
+
 
 class Pool(SortedList):  # type: ignore[misc]
     """A pool's cards in canonical order that notes which cards came or went.
@@ -108,7 +110,7 @@ class PoolSnapshot(Sequence[str]):
     snapshotter took one before, else None.
     """
 
-    __slots__ = ("_blocks", "_len", "_start_list", "since")
+    __slots__ = ("_blocks", "_len", "_lens", "_start_list", "since")
 
     def __init__(
         self,
@@ -118,26 +120,51 @@ class PoolSnapshot(Sequence[str]):
         block = list(cards)
         self._blocks: list[list[str]] = [block] if block else []
         self._start_list: list[int] | None = [0] if block else []
+        self._lens: list[int] | None = None
         self._len = len(block)
         self.since = since
 
     @classmethod
-    def of_blocks(cls, blocks: list[list[str]], length: int | None = None) -> PoolSnapshot:
+    def of_blocks(
+        cls, blocks: list[list[str]], length: int | None = None, lens: list[int] | None = None
+    ) -> PoolSnapshot:
         """A view over non-empty blocks that are never changed afterwards (not copied);
-        `length`, when the caller knows it, saves counting (where each block starts is
-        worked out on the first lookup by position)."""
+        `length`, when the caller knows it, saves counting; `lens`, the blocks' lengths,
+        lets one lookup by position (a pick's winner) skip working out where every block
+        starts: at 1M cards that touched 16,000 lists, milliseconds a pick."""
         snap = cls()
         snap._blocks = blocks
         snap._start_list = None
+        snap._lens = lens
         snap._len = sum(map(len, blocks)) if length is None else length
         return snap
 
     @property
     def _starts(self) -> list[int]:
         if self._start_list is None:
-            blocks = self._blocks
-            self._start_list = [0, *itertools.accumulate(map(len, blocks[:-1]))]
+            lens = self._lens if self._lens is not None else map(len, self._blocks)
+            upto = itertools.islice(lens, len(self._blocks) - 1)
+            self._start_list = [0, *itertools.accumulate(upto)]
         return self._start_list
+
+    def _find(self, i: int) -> str:
+        """The card at position i, from the blocks' lengths summed a run at a time (C
+        speed) when where each block starts is not worked out yet."""
+        lens = self._lens
+        if lens is None or self._start_list is not None:
+            b = bisect_right(self._starts, i) - 1
+            return self._blocks[b][i - self._starts[b]]
+        first, b, n = 0, 0, len(lens)
+        while b + _RUN < n:
+            run = sum(lens[b : b + _RUN])
+            if i < first + run:
+                break
+            first += run
+            b += _RUN
+        while i >= first + lens[b]:
+            first += lens[b]
+            b += 1
+        return self._blocks[b][i - first]
 
     def __len__(self) -> int:
         return self._len
@@ -167,8 +194,7 @@ class PoolSnapshot(Sequence[str]):
         i = index + self._len if index < 0 else index
         if not 0 <= i < self._len:
             raise IndexError("pool snapshot index out of range")
-        b = bisect_right(self._starts, i) - 1
-        return self._blocks[b][i - self._starts[b]]
+        return self._find(i)
 
     def __iter__(self) -> Iterator[str]:
         return itertools.chain.from_iterable(self._blocks)

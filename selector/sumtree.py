@@ -84,12 +84,14 @@ class SumTree:
         self._weight: dict[str, int] = dict(zip(cards, weights, strict=True))
         self._heights: dict[str, int] = {cards[i]: height_of_bytes(raw[i]) for i in ends}
         self._leaves: dict[Key, _Leaf] = {}
+        order: list[list[str]] = []
         start = 0
         for i in [*ends, len(cards) - 1]:
             if i < start:
                 continue
             leaf = _Leaf(cards[start : i + 1], encoded[start : i + 1], sum(weights[start : i + 1]))
             self._leaves[cards[i] if cards[i] in self._heights else None] = leaf
+            order.append(leaf.cards)
             start = i + 1
         # plain sorted lists: 1 card in 64 ends a leaf, so even a 1M-card bin's level 0
         # holds ~16k; bisect and slicing run in C
@@ -102,8 +104,11 @@ class SumTree:
         self._dirty[0].update(self._leaves)
         self._total = sum(weights)
         self._digest: str | None = None
-        # the leaves' lists of cards in order (blocks()), while no leaf split or merged
-        self._order: list[list[str]] | None = None
+        # the leaves' lists of cards in order (blocks()) and their lengths, kept up to date
+        # by every change; built here, with the leaves, so a restored floor's first pick
+        # does not look every leaf up again (issue 20: first pick after a start)
+        self._order: list[list[str]] | None = order
+        self._lens: list[int] = list(map(len, order))
 
     # ------------------------------------------------------------------ reading
 
@@ -141,6 +146,15 @@ class SumTree:
         themselves, not copies). A change replaces a leaf's list rather than editing it, so
         the lists handed out here never change: together they are a snapshot, taken in
         O(n / 64) (one list copy while no leaf split or merged since the last call)."""
+        return list(self._ordered())
+
+    def block_lengths(self) -> list[int]:
+        """How many cards each of `blocks()` holds (a copy: a list of small ints, so a
+        snapshot finds a position without touching every block, selector.snapshot)."""
+        self._ordered()
+        return list(self._lens)
+
+    def _ordered(self) -> list[list[str]]:
         if self._order is None:
             leaves = self._leaves
             out = [leaves[k].cards for k in self._bounds[0]]
@@ -148,7 +162,8 @@ class SumTree:
             if last is not None and last.cards:
                 out.append(last.cards)
             self._order = out
-        return list(self._order)
+            self._lens = list(map(len, out))
+        return self._order
 
     def _place(self, key: Key) -> int:
         """Where the leaf named `key` is (or would be) in the order of blocks."""
@@ -161,6 +176,7 @@ class SumTree:
         order = self._order
         if order is not None:
             order[at : at + replaced] = blocks
+            self._lens[at : at + replaced] = map(len, blocks)
 
     def digest(self) -> str:
         if self._digest is None:

@@ -129,3 +129,20 @@ def test_a_snapshot_reads_like_the_list_it_stands_for() -> None:
     assert snap.without(3) == ["a", "b", "c", "e", "f"] and snap.without(3).since is None
     assert snap != ["a"] and snap != "abcdef"
     assert PoolSnapshot() == [] and len(PoolSnapshot(["x"])) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=5), min_size=1, max_size=700), st.data())
+def test_a_position_looked_up_by_block_lengths_is_the_list_s(
+    sizes: list[int], data: st.DataObject
+) -> None:
+    """A pick's winner is found from the blocks' lengths (runs of 256 summed at a time),
+    not from where every block starts: the same card either way, across run edges."""
+    blocks = [[f"{b:04d}-{k}" for k in range(n)] for b, n in enumerate(sizes)]
+    plain = [c for block in blocks for c in block]
+    by_lengths = PoolSnapshot.of_blocks(blocks, len(plain), [len(b) for b in blocks])
+    picks = data.draw(st.lists(st.integers(0, len(plain) - 1), max_size=20))
+    for i in [*picks, 0, len(plain) - 1]:
+        assert by_lengths[i] == plain[i] and by_lengths[i - len(plain)] == plain[i]
+    assert by_lengths[1:5] == plain[1:5]  # and once the starts are worked out, the same
+    assert [by_lengths[i] for i in range(len(plain))] == plain
