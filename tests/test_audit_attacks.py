@@ -742,6 +742,11 @@ async def test_a_nomination_moved_out_of_its_stream_refuses_its_draw(
         r = await stage_post(c, "open", "o")
         assert r.status_code == 409 and r.json()["reason"] == "draw_refused", r.text
         assert again.metrics.registry.get_sample_value("raps_sessions_refused") == 1
+        # the draw dropped from the calendar: its refusal and the gauge go with it
+        without = floor_config(db_url, tmp_path, extra=TICKETS.split("[[ticket_draws]]")[0])
+        await again.stage.replan(without)
+        assert CASH not in again.stage.refused
+        assert again.metrics.registry.get_sample_value("raps_sessions_refused") == 0
 
 
 async def test_a_stage_game_s_close_moved_out_of_its_stream_refuses_the_draw_s_games(

@@ -72,9 +72,12 @@ def build() -> dm.Dashboard:
         ),
         ts(
             "Rejections per second by source and reason",
-            "Floor events the core refused, by source and reason: duplicate (delivered "
-            "twice), unknown_machine / unknown_table / unknown_seat (not in the configured "
-            "layout), unknown_event_type, negative_points.",
+            "Floor events refused, by source and reason: duplicate (delivered twice), "
+            "unknown_machine / unknown_table / unknown_seat (not in the configured layout), "
+            "unknown_event_type, negative_points, span_out_of_range (a span_start too far "
+            "before its ts, or before 1970), internal_error (the core failed on that event "
+            "alone); source floor-log, refused_at_replay: a logged event today's checks "
+            "refuse, skipped at a restart; the MQTT sources' edge reasons are in docs/mqtt.md.",
             [
                 q(
                     f"sum by (source, reason) (rate({rejected}[$__rate_interval]))",

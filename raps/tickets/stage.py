@@ -194,6 +194,9 @@ class StageDesk:
             self.sessions[draw_id] = await self._from_journal(
                 draw_id, misfiled.get(draw_stream(draw_id))
             )
+        # a draw gone from the calendar takes its refusal with it; the gauge follows both
+        self.refused = {d: why for d, why in self.refused.items() if d in self.draws}
+        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
         self.version += 1
         self.update_gauges()
 
