@@ -34,6 +34,17 @@ def _encode_snapshot(doc: dict[str, Any]) -> bytes:
     return zlib.compress(orjson.dumps(doc), 1)
 
 
+def _dumps(rows: list[dict[str, Any]]) -> str:
+    """The batch's JSON: orjson, a fifth of json.dumps's time on the ingest's flush (issue
+    20); json.dumps for what orjson refuses (an integer past 64 bits), so nothing is lost.
+    Read back with json.loads, which reads both exactly (orjson would read a number past
+    64 bits as a float)."""
+    try:
+        return orjson.dumps(rows).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return json.dumps(rows, separators=(",", ":"))
+
+
 class FloorLog:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -54,7 +65,7 @@ class FloorLog:
             first, last = batch[0][0], batch[-1][0]
             if last - first + 1 != len(batch):
                 raise ValueError("floor event batch sequence numbers must be consecutive")
-            body = json.dumps([event_to_dict(ev) for _, _, ev in batch], separators=(",", ":"))
+            body = _dumps([event_to_dict(ev) for _, _, ev in batch])
             row = {"last_seq": last, "first_seq": first, "received_at": batch[-1][1],
                    "body": body}  # fmt: skip
         marks = self.marks.take()
