@@ -3,7 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python bench/core.py            # full run (1M events, a few minutes at most)
-    .venv/bin/python bench/core.py --quick    # short run (100k events, about a minute of CPU)
+    .venv/bin/python bench/core.py --quick    # short run (50k events, well under a minute)
     .venv/bin/python bench/core.py --profile  # add a cProfile of one ingest pass
 
 What it measures (issue targets in brackets):
@@ -14,10 +14,11 @@ What it measures (issue targets in brackets):
    All events are built before any timing: building them is the adapters' job.
 2. The SQL peer on the same event list: an in-memory SQLite sessions table updated by
    one statement per event (cursor.execute, commit every 10k) [core >= 2x its rate].
-3. Pick latency at 1k, 10k and 50k eligible players: DrawSession.draw, which includes
-   Floor.advance, the pool snapshot in canonical order, its SHA-256 digest and the HMAC
-   pick [p99 <= 2 ms at 10k]; the SQL peer's ORDER BY RANDOM() LIMIT 1 for comparison.
-4. Memory per tracked player, by tracemalloc [<= 1 KiB].
+3. Pick latency at 1k, 10k and 50k eligible players (bench/core_pool.py): DrawSession.draw,
+   which includes Floor.advance, the pool snapshot in canonical order, its SHA-256 digest
+   and the HMAC pick [p99 <= 2 ms at 10k]; the SQL peer's ORDER BY RANDOM() LIMIT 1 for
+   comparison.
+4. Memory per tracked player, by tracemalloc (bench/core_pool.py) [<= 1 KiB].
 5. The daemon's ingest paths (bench/core_paths.py): the same events through
    Service.ingest (batches of 500) and MqttIngest.handle (JSON payloads), beside
    apply_many in the same round; median of rounds.
@@ -27,6 +28,13 @@ What it measures (issue targets in brackets):
    1,000 changes; first pick after a start <= 3x a warm pick], median of rounds with the
    spread. `--picks` runs this part alone.
 
+--quick is the same measurement, smaller: 50k events and 3 rounds for 1-2; for 5, 30k
+events in 2 rounds, the Service given the directory of the players those events name
+(2k) rather than all 50k; for 3, one floor grown from 1k to 10k to 50k eligible (the
+players who join the pool play a second game), not a floor per size; for 4, a floor of
+10k players; for 6, 2 rounds of 10 picks, one cold digest a round, and the floor
+restored from its snapshot once (in the first round).
+
 The last line printed is one JSON object with every figure and target.
 """
 
@@ -35,7 +43,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
-import hashlib
 import io
 import os
 import platform
@@ -44,10 +51,9 @@ import sqlite3
 import statistics
 import sys
 import time
-import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,35 +63,35 @@ if str(ROOT) not in sys.path:
 
 from bench.core_paths import daemon_ingest  # noqa: E402
 from bench.core_picks import churn_picks, pick_targets, picks_only  # noqa: E402
+from bench.core_pool import (  # noqa: E402
+    PICK_ROUNDS,
+    PLAYERS,
+    POOL_SIZES,
+    PROMO,
+    TABLES,
+    bench_memory,
+    bench_picks,
+    make_floor,
+)
 from bench.core_scale import scale_only  # noqa: E402
 from bench.core_sql_peer import COMMIT_EVERY, SqlPeer  # noqa: E402
-from bench.harness import percentile, print_result, say  # noqa: E402
+from bench.harness import print_result, say  # noqa: E402
 from raps.floorsim import FloorSimulator, demo_layout  # noqa: E402
 from selector.events import (  # noqa: E402
     AnyFloorEvent,
-    CardInserted,
-    GamePlayed,
     PlayerUpserted,
     PoolKind,
-    Tier,
 )
-from selector.floor import Floor  # noqa: E402
 from selector.layout import FloorLayout  # noqa: E402
-from selector.promotion import EarnRules, Promotion  # noqa: E402
-from selector.records import Actor  # noqa: E402
-from selector.session import Command, DrawSession  # noqa: E402
+from selector.promotion import EarnRules  # noqa: E402
 
-PROMO = "raps"
 MACHINES = 5_000
-TABLES = 300
-PLAYERS = 50_000
 # Saturday 25 April 2026, 08:00 SAST: a RAPS session day, start of the qualifying window
 START = datetime(2026, 4, 25, 6, 0, tzinfo=UTC)
 EVENTS_PER_SECOND = 2_000
-POOL_SIZES = (1_000, 10_000, 50_000)
-STAFF = Actor("bench", "marketing")
 
-PICK_ROUNDS = 3
+QUICK_EVENTS = 50_000  # --quick: events through the ingest paths
+QUICK_MEMORY_PLAYERS = 10_000  # --quick: players in the tracemalloc floor
 TARGET_EVENTS_PER_S = 750_000
 TARGET_RATIO = 2.0
 TARGET_PICK_P99_MS = 2.0
@@ -108,10 +114,6 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
 
 
 # ----------------------------------------------------------------------- ingest
-
-
-def make_floor(layout: FloorLayout) -> Floor:
-    return Floor(layout, [Promotion(PROMO)], EarnRules())
 
 
 def bench_ingest(
@@ -204,202 +206,6 @@ def bench_ingest(
     return core_out, sql_out
 
 
-# ------------------------------------------------------------------------ picks
-
-
-def pick_events(n_eligible: int, at: datetime) -> list[AnyFloorEvent]:
-    """50k players, each carded in at one of 50k machines and playing; n_eligible of them
-    reach the 50-point threshold, the rest earn 1 point (on the floor, active, below it)."""
-    out: list[AnyFloorEvent] = []
-    cards = [f"{7_000_000_000 + i * 7919:010d}" for i in range(PLAYERS)]
-    for i, card in enumerate(cards):
-        out.append(
-            PlayerUpserted(
-                event_id=f"p{i}", source="cms", ts=at, card=card, tier=Tier.JACK,
-                display_name=f"Player {i}", age_verified=True,
-            )
-        )  # fmt: skip
-    t_in = at + timedelta(seconds=1)
-    for i, card in enumerate(cards):
-        out.append(
-            CardInserted(
-                event_id=f"c{i}", source="bench", ts=t_in, machine=f"M{i + 1:05d}", card=card
-            )
-        )
-    t_game = at + timedelta(seconds=2)
-    for i in range(PLAYERS):
-        wager = 50_000 if i < n_eligible else 1_000  # R500 = 50 points, R10 = 1 point
-        out.append(
-            GamePlayed(
-                event_id=f"g{i}", source="bench", ts=t_game, machine=f"M{i + 1:05d}", wager=wager
-            )
-        )
-    return out
-
-
-def bench_picks(n_picks: int) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    say(
-        f"\n== pick latency: DrawSession.draw on a floor of {PLAYERS:,} carded, active slot"
-        f" players ({PICK_ROUNDS} rounds of {n_picks} timed picks per size, gc off) =="
-    )
-    say(
-        "  each draw = Floor.advance + pool snapshot in canonical order + SHA-256 pool digest"
-        " + HMAC-SHA256 pick + fresh re-check + journal record; sessions of 6 slot winners"
-        " (default rules), a new session every 6 picks, winners left pending, so 0-5 of the"
-        " eligible are barred as pending; the SQL peer gets one round"
-    )
-    layout = demo_layout(PLAYERS, TABLES)
-    earn = EarnRules()
-    at = datetime(2026, 4, 25, 7, 0, tzinfo=UTC)  # 09:00 SAST, inside the window
-    promo = Promotion(PROMO)
-    threshold = round(promo.threshold_points * 1000)
-    core: dict[str, dict[str, Any]] = {}
-    sql: dict[str, dict[str, Any]] = {}
-    per_session = 6
-    for size in POOL_SIZES:
-        events = pick_events(size, at)
-        floor = make_floor(layout)
-        floor.apply_many(events)
-        draw_at = at + timedelta(seconds=10)
-        floor.advance(draw_at)
-        pool = floor.pool(PROMO, PoolKind.SLOTS)
-        counted = sum(floor.eligible_counts(PROMO).values())
-        assert len(pool) == size == counted, (len(pool), size, counted)
-        # rounds of n_picks timed picks; the machine is shared, so a round hit by another
-        # process's burst shows up as such: every round is reported, their median judged
-        rounds: list[dict[str, float]] = []
-        all_lat: list[float] = []
-        sizes: Counter[int] = Counter()
-        session: DrawSession | None = None
-        warmup = 5
-        k = 0
-        for r in range(PICK_ROUNDS):
-            lat: list[float] = []
-            cpu: list[float] = []
-            for _ in range(n_picks + (warmup if r == 0 else 0)):
-                if k % per_session == 0:
-                    session = DrawSession(f"bench-{size}-{k // per_session}", PROMO, floor)
-                    seed = hashlib.sha256(f"bench-seed-{size}-{k}".encode()).digest()
-                    session.open(Command(f"open-{k}", STAFF, draw_at), seed)
-                assert session is not None
-                cmd = Command(f"draw-{k}", STAFF, draw_at + timedelta(milliseconds=10 * k))
-                gc.disable()
-                c0 = time.process_time()
-                t0 = time.perf_counter()
-                outcome = session.draw(cmd, PoolKind.SLOTS)
-                dt = time.perf_counter() - t0
-                dc = time.process_time() - c0
-                gc.enable()
-                assert outcome.pick is not None, "the pool ran dry"
-                if k >= warmup:
-                    lat.append(dt * 1000)
-                    cpu.append(dc * 1000)
-                    sizes[outcome.pick.pool_size] += 1
-                k += 1
-            all_lat += lat
-            rounds.append(
-                {
-                    "p50": round(percentile(lat, 50), 4),
-                    "p99": round(percentile(lat, 99), 4),
-                    "max": round(max(lat), 4),
-                    "cpu_p99": round(percentile(cpu, 99), 4),
-                }
-            )
-        med = {q: round(statistics.median(x[q] for x in rounds), 4) for q in rounds[0]}
-        core[str(size)] = {  # the median of the rounds, not the best round
-            "p50": med["p50"],
-            "p99": med["p99"],
-            "max": med["max"],
-            "cpu_p99": med["cpu_p99"],
-            "n": n_picks,
-            "rounds_p99": [x["p99"] for x in rounds],
-            "all_rounds_p50": round(percentile(all_lat, 50), 4),
-            "all_rounds_p99": round(percentile(all_lat, 99), 4),
-            "eligible": size,
-            "pool_sizes_drawn_from": f"{min(sizes)}..{max(sizes)}",
-        }
-        c = core[str(size)]
-        say(
-            f"  core {size:>6,} eligible: median of rounds p50 {c['p50']:.3f} ms,"
-            f" p99 {c['p99']:.3f} ms"
-            f" (CPU-time p99 {c['cpu_p99']:.3f}); p99 per round {c['rounds_p99']};"
-            f" all {len(all_lat)} picks p50 {c['all_rounds_p50']:.3f} p99"
-            f" {c['all_rounds_p99']:.3f} ms (candidates {min(sizes)}..{max(sizes)})"
-        )
-        # the SQL peer on the same players
-        peer = SqlPeer(layout, earn)
-        peer.apply_many(events)
-        now = draw_at.timestamp()
-        n_sql = peer.eligible("slots", now, threshold, floor.idle_seconds)
-        assert n_sql == size, (n_sql, size)
-        slat: list[float] = []
-        for j in range(n_picks + warmup):
-            gc.disable()
-            t0 = time.perf_counter()
-            card = peer.pick("slots", now, threshold, floor.idle_seconds)
-            dt = time.perf_counter() - t0
-            gc.enable()
-            assert card is not None
-            if j >= warmup:
-                slat.append(dt * 1000)
-        peer.conn.close()
-        sql[str(size)] = {
-            "p50": round(percentile(slat, 50), 4),
-            "p99": round(percentile(slat, 99), 4),
-            "n": len(slat),
-        }
-        say(
-            f"  SQL  {size:>6,} eligible: p50 {sql[str(size)]['p50']:.3f} ms,"
-            f" p99 {sql[str(size)]['p99']:.3f} ms (ORDER BY RANDOM() LIMIT 1 over"
-            f" {PLAYERS:,} rows, no digest, not provable)"
-        )
-        del floor, events, peer
-        gc.collect()
-    return core, sql
-
-
-# ----------------------------------------------------------------------- memory
-
-
-def bench_memory() -> dict[str, Any]:
-    say("\n== memory per tracked player (tracemalloc) ==")
-    layout = demo_layout(PLAYERS, TABLES)
-    at = datetime(2026, 4, 25, 7, 0, tzinfo=UTC)
-    gc.collect()
-    tracemalloc.start()
-    floor = make_floor(layout)  # machines and tables: the layout's cost, not the players'
-    gc.collect()
-    base = tracemalloc.take_snapshot()
-    before = tracemalloc.get_traced_memory()[0]
-    # the events are built while tracing so that the strings the floor keeps (cards,
-    # names) are counted; the events themselves are dropped before measuring
-    events = pick_events(PLAYERS, at)
-    floor.apply_many(events)
-    del events
-    gc.collect()
-    after = tracemalloc.get_traced_memory()[0]
-    snap = tracemalloc.take_snapshot()
-    tracemalloc.stop()
-    tracked = floor.tracked_players
-    eligible = len(floor.pool(PROMO, PoolKind.SLOTS))
-    per = (after - before) / tracked
-    say(
-        f"  {tracked:,} tracked players (directory profile, carded in at a machine, active,"
-        f" points for today, {eligible:,} in the eligible pool):"
-        f" {after - before:,} bytes = {per:,.0f} bytes per player"
-    )
-    say("  where it goes (top allocation sites, bytes per player):")
-    top = snap.compare_to(base, "lineno")[:8]
-    sites: list[dict[str, Any]] = []
-    for stat in top:
-        frame = stat.traceback[0]
-        name = Path(frame.filename)
-        where = f"{name.parent.name}/{name.name}:{frame.lineno}"
-        say(f"    {stat.size_diff / tracked:8.1f}  {where}")
-        sites.append({"site": where, "bytes_per_player": round(stat.size_diff / tracked, 1)})
-    return {"bytes_per_player": per, "tracked": tracked, "top_sites": sites}
-
-
 # ---------------------------------------------------------------------- profile
 
 
@@ -436,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quick: bool = args.quick
     if args.picks or args.scale:
         return picks_only(quick) if args.picks else scale_only(quick)
-    n_events: int = args.events or (100_000 if quick else 1_000_000)
+    n_events: int = args.events or (QUICK_EVENTS if quick else 1_000_000)
     passes = 3 if quick else 5
     n_picks = 30 if quick else 300
     started = time.perf_counter()
@@ -481,16 +287,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         profile_ingest(layout, directory, events)
 
     n_daemon = min(n_events, 30_000 if quick else 200_000)
-    daemon = daemon_ingest(
-        layout, MACHINES, TABLES, directory, events[:n_daemon], 3 if quick else 5
-    )
-    del events, directory
+    daemon_events = events[:n_daemon]
+    if quick:  # the directory of the players these events name: the same paths, less setup
+        named = {c for e in daemon_events if (c := getattr(e, "card", None))}
+        directory = [d for d in directory if d.card in named]
+    daemon = daemon_ingest(layout, MACHINES, TABLES, directory, daemon_events, 2 if quick else 5)
+    del events, directory, daemon_events
     gc.collect()
 
-    picks, sql_picks = bench_picks(n_picks)
-    churn_sizes = [10_000, 100_000] if quick else [10_000, 100_000, 1_000_000]
-    churn = churn_picks(churn_sizes, 10 if quick else 100, 3 if quick else 5)
-    mem = bench_memory()
+    picks, sql_picks = bench_picks(n_picks, grow=quick)
+    if quick:  # two rounds; one restore (the first pick after a start), one cold digest
+        churn = churn_picks([10_000, 100_000], 10, 2, restores=1, colds=1)
+    else:
+        churn = churn_picks([10_000, 100_000, 1_000_000], 100, 5)
+    mem = bench_memory(QUICK_MEMORY_PLAYERS if quick else PLAYERS)
 
     ratio = statistics.median(core["round_ratios"])  # each round's core / its SQL pass
     ratio_best = core["best"] / sqlr["best"]

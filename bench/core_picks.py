@@ -10,10 +10,11 @@ At 10k, 100k (and, in full runs, 1M) eligible slot players, per round:
 - the ingest side of those changes: the apply_many calls' time per pool change (the tree
   is settled there, at the end of every batch);
 - cold: the pool's digest from nothing (SumTree built from the sorted pool), what a pick
-  would cost without the kept tree;
+  would cost without the kept tree; the median of 3 a round (bench/core.py --quick: 1);
 - first pick after a start: the floor snapshotted and restored into a new Floor (its trees
   built in the restore, timed apart), a new session, its first draw timed; compared with
-  the same round's warm p50.
+  the same round's warm p50. Every round does it, except at 1M (the first two rounds) and
+  where the caller asks for fewer (bench/core.py --quick: the first round only).
 
 Medians of the rounds' p50 and p99 are reported with their spread (min..max over rounds).
 """
@@ -167,13 +168,23 @@ def _spread(values: list[float]) -> dict[str, float]:
             "max": round(max(values), 3)}  # fmt: skip
 
 
-def churn_picks(sizes: list[int], picks: int, rounds: int) -> dict[str, Any]:
+def churn_picks(
+    sizes: list[int], picks: int, rounds: int, restores: int | None = None, colds: int = 3
+) -> dict[str, Any]:
+    """`restores`: how many rounds (the first ones) also restore the floor from its
+    snapshot for the first pick after a start; default every round (two at 1M).
+    `colds`: cold digests a round (their median is the round's figure)."""
+    which = "each round" if restores is None else f"the first {restores} round(s)"
+    if restores == 1:
+        which = "the first round only"
     say(
         f"\n== picks on a changing floor (derivation v3): DrawSession.draw after 0, 10 and"
         f" 1,000 pool changes, {rounds} rounds of {picks} timed picks per mode, gc off in"
         " the timed draw; the changes applied by Floor.apply_many (timed apart: the ingest"
-        " side); cold = the pool's digest built from nothing; first = the first draw after"
-        " the floor is restored from its snapshot =="
+        " side); cold = the pool's digest built from nothing"
+        f" ({'once' if colds == 1 else f'median of {colds}'} a round); first = the first draw after"
+        f" the floor is restored from its snapshot, in {which}"
+        f"{' (at 1M the first two)' if restores is None else ''} =="
     )
     at = datetime(2026, 4, 25, 7, 0, tzinfo=UTC)
     out: dict[str, Any] = {}
@@ -201,8 +212,9 @@ def churn_picks(sizes: list[int], picks: int, rounds: int) -> dict[str, Any]:
                 per[mode]["p99"].append(percentile(lat, 99))
                 if changes:
                     ingest_us.append(spent / (changes * picks) * 1e6)
-            cold.append(statistics.median(_cold(floor) for _ in range(3)))
-            if n < 1_000_000 or r < 2:  # a 1M restore takes a while: two rounds of it
+            cold.append(statistics.median(_cold(floor) for _ in range(colds)))
+            # a 1M restore takes a while: two rounds of it, unless the caller says fewer
+            if r < (restores if restores is not None else rounds if n < 1_000_000 else 2):
                 rs, ms = _first_after_start(floor, now, f"{n}-{r}")
                 restore.append(rs)
                 first.append(ms)

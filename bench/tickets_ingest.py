@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.mqtt.ingest import BATCH_MAX
-from bench.core import PLAYERS, PROMO, TABLES, pick_events
+from bench.core_pool import PLAYERS, PROMO, TABLES, pick_events
 from bench.harness import say, section
 from raps.config import Config
 from raps.floorsim import demo_layout
@@ -392,9 +392,9 @@ def bench_memory(cfg_on: Config, players: int) -> dict[str, Any]:
     section(
         f"ledger memory (tracemalloc): {players:,} directory players, each carded in with a"
         " R500 game (50 points: points in every earning group, a ticket in every bin its tier"
-        " earns in), bench.core.pick_events; floor with the ledger minus floor without"
+        " earns in), bench.core_pool.pick_events; floor with the ledger minus floor without"
     )
-    # pick_events makes bench.core's 50,000 players as [upserts, card-ins, games]: keep
+    # pick_events makes bench.core_pool's 50,000 players as [upserts, card-ins, games]: keep
     # the first `players` of each
     made = pick_events(PLAYERS, at)
     events = [ev for k in range(3) for ev in made[k * PLAYERS : k * PLAYERS + players]]
