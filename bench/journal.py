@@ -3,7 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python bench/journal.py            # full run: 5,000 picks, 1M journal entries
-    .venv/bin/python bench/journal.py --quick    # short run: 150 picks, 10k entries (< 1 min)
+    .venv/bin/python bench/journal.py --quick    # short run: 100 picks, 5k entries (< 1 min)
 
 Both databases are measured in the same run: SQLite (a file in a temporary directory,
 WAL, synchronous=FULL, as raps.store.database opens it) and PostgreSQL (fresh databases
@@ -42,6 +42,10 @@ What it measures (issue targets in brackets), per database:
    tail: open_engine + `Service(...)` + `await service.start()` is timed [<= 2 s], and so
    is a whole `raps run` process until its --ready-file appears (interpreter, imports and
    config included; import time is given apart).
+
+--quick measures the same, smaller: 100 alternated picks and bare commits per database
+(5 rounds of 20), a journal of 5k entries (250 closed sessions and the live one) for the
+restart, 2 timed starts and 1 `raps run` per database, import time from 1 fresh process.
 
 The last line printed is one JSON object with every figure and target.
 
@@ -95,6 +99,8 @@ from bench.journal_setup import (  # noqa: E402
     LIVE_RECORDS,
     LIVE_SESSION,
     PROCESS_RUNS,
+    QUICK_ENTRIES,
+    QUICK_PICKS,
     RECORDS_PER_HISTORY_SESSION,
     RESTART_RUNS,
     TARGET_RATIO,
@@ -174,8 +180,8 @@ def pg_copies(pg: PgServer, dbname: str) -> Callable[[], str]:
 
 async def run(args: argparse.Namespace) -> int:
     quick: bool = args.quick
-    n_entries: int = args.entries or (10_000 if quick else 1_000_000)
-    n_picks: int = args.picks or (150 if quick else 5000)
+    n_entries: int = args.entries or (QUICK_ENTRIES if quick else 1_000_000)
+    n_picks: int = args.picks or (QUICK_PICKS if quick else 5000)
     replay: int = args.replay_events
     started = time.perf_counter()
 
@@ -244,7 +250,7 @@ async def run(args: argparse.Namespace) -> int:
             f"restart fill (not timed): {history_entries + LIVE_RECORDS:,} journal entries"
             f" = {n_sessions:,} closed sessions x {RECORDS_PER_HISTORY_SESSION} records"
             f" + a live session's {LIVE_RECORDS}"
-            + (" (--quick: 10k, not 1M)" if quick and not args.entries else "")
+            + (" (--quick: 5k, not 1M)" if quick and not args.entries else "")
         )
         sqlite_db = folder / "restart.db"
         sqlite_url = f"sqlite:///{sqlite_db}"

@@ -42,8 +42,10 @@ FLUSH_EVERY = 25  # floor events are flushed (not timed) every this many steps
 
 TARGET_RATIO = 1.5
 TARGET_RESTART_S = 2.0
-RESTART_RUNS = 5  # 3 with --quick
+RESTART_RUNS = 5  # 2 with --quick
 PROCESS_RUNS = 2  # 1 with --quick
+QUICK_PICKS = 100  # --quick: alternated picks and bare commits per database
+QUICK_ENTRIES = 5_000  # --quick: journal entries the restart reads (1M in full runs)
 
 
 class FakeClock:
