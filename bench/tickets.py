@@ -3,7 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python bench/tickets.py            # full run (50k players, 1M events; minutes)
-    .venv/bin/python bench/tickets.py --quick    # short run (10k players, 120k events; < 1 min)
+    .venv/bin/python bench/tickets.py --quick    # short run (10k players, 60k events; < 1 min)
 
 What it measures (issue targets in brackets):
 
@@ -26,6 +26,10 @@ What it measures (issue targets in brackets):
    checked against the receipts API and the journal (bench/tickets_kiosk.py).  Then
    (full run, or --breakdown) where an entry's time goes: the same Service in-process,
    TicketDesk.enter timed part by part without HTTP (bench/tickets_breakdown.py).
+
+--quick measures the same, smaller: 10k players and 60k events in 3 rounds (the
+ledger's tracemalloc on 10k players); kiosk daemons of 10k players, phases of 1.5 s
+warm-up, 4 s paced and 2 s stress (full: 5, 60 and 15 s), no breakdown unless asked.
 
 The last line printed is one JSON object with every figure and target.
 """
@@ -83,7 +87,7 @@ def _bins_cover(cfg_text: str, first: float, last: float) -> list[str]:
 def part_ingest(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     quick: bool = args.quick
     players = args.players or (10_000 if quick else PLAYERS)
-    n_events = args.events or (120_000 if quick else 1_000_000)
+    n_events = args.events or (60_000 if quick else 1_000_000)
     rounds = args.rounds or (3 if quick else 5)
     key_file = folder / "seed.key"
     url = f"sqlite:///{folder / 'unused.db'}"
@@ -126,7 +130,7 @@ def part_kiosks(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     quick: bool = args.quick
     players = args.kiosk_players or (10_000 if quick else PLAYERS)
     if quick:
-        phases = {"sim_warmup": 5.0, "idle": 1.0, "warmup": 1.5, "paced": 6.0, "stress": 2.0}
+        phases = {"sim_warmup": 5.0, "idle": 1.0, "warmup": 1.5, "paced": 4.0, "stress": 2.0}
     else:
         phases = {"sim_warmup": 30.0, "idle": 5.0, "warmup": 5.0, "paced": 60.0, "stress": 15.0}
     sample = 200 if quick else 2_000
