@@ -28,9 +28,9 @@ What it measures (issue targets in brackets):
    1,000 changes; first pick after a start <= 3x a warm pick], median of rounds with the
    spread. `--picks` runs this part alone.
 
---quick is the same measurement, smaller: 50k events and 3 rounds for 1-2; for 5, 30k
+--quick is the same measurement, smaller: 50k events and 2 rounds for 1-2; for 5, 20k
 events in 2 rounds, the Service given the directory of the players those events name
-(2k) rather than all 50k; for 3, one floor grown from 1k to 10k to 50k eligible (the
+(1.4k) rather than all 50k; for 3, one floor grown from 1k to 10k to 50k eligible (the
 players who join the pool play a second game), not a floor per size; for 4, a floor of
 10k players; for 6, 2 rounds of 10 picks, one cold digest a round, and the floor
 restored from its snapshot once (in the first round).
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.picks or args.scale:
         return picks_only(quick) if args.picks else scale_only(quick)
     n_events: int = args.events or (QUICK_EVENTS if quick else 1_000_000)
-    passes = 3 if quick else 5
+    passes = 2 if quick else 5
     n_picks = 30 if quick else 300
     started = time.perf_counter()
 
@@ -286,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profile:
         profile_ingest(layout, directory, events)
 
-    n_daemon = min(n_events, 30_000 if quick else 200_000)
+    n_daemon = min(n_events, 20_000 if quick else 200_000)
     daemon_events = events[:n_daemon]
     if quick:  # the directory of the players these events name: the same paths, less setup
         named = {c for e in daemon_events if (c := getattr(e, "card", None))}
