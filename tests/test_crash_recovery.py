@@ -4,9 +4,11 @@ Each test starts `raps run` as a subprocess on SQLite and on a real PostgreSQL (
 `db_url` fixture), plays a marketing handheld over the HTTP API and kills the daemon
 between commands, while a command is in flight and while it is starting up. The driver
 and every invariant live in bench/soak_crash.py and the bench/soak_*.py modules it imports;
-soak_crash.py is also the long soak command (docs/crash-recovery.md); here it runs 8
-kill cycles per database (the driver's first and last three cycles cover every kind of
-kill point); RAPS_SOAK_CYCLES=N runs longer.
+soak_crash.py is also the long soak command (docs/crash-recovery.md); here it runs 6
+kill cycles per database, the fewest that cover every kind of kill point: a session's
+first three cycles use each kind of kill once (idle, in flight, during start-up) and its
+last three make a pending pick cross a restart and a claim deadline pass while the daemon
+is down (CrashSoak.cycle). RAPS_SOAK_CYCLES=N runs longer.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from typing import Any
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
-CYCLES = int(os.environ.get("RAPS_SOAK_CYCLES", "8"))
+# first three cycles: each kind of kill once; last three: a pending pick across a restart
+# (two tries) and a deadline passing while down; fewer would leave a kind out
+MIN_CYCLES = 6
+CYCLES = int(os.environ.get("RAPS_SOAK_CYCLES", str(MIN_CYCLES)))
 
 
 def _load_soak() -> ModuleType:
@@ -60,6 +65,7 @@ def test_kill9_at_random_points_keeps_every_acknowledged_outcome(
     The driver raises at the first broken invariant with the evidence, the database,
     the cycle and the random seed. What it checks: docs/crash-recovery.md.
     """
+    assert CYCLES >= MIN_CYCLES, f"RAPS_SOAK_CYCLES={CYCLES}: {MIN_CYCLES} cover every kill"
     run = soak.CrashSoak(
         tmp_path, db_url, CYCLES, seed=_seed(), cycles_per_session=CYCLES, say=print
     )
