@@ -9,10 +9,11 @@ tickets at a low rate, so the simulated play keeps crediting while the kills lan
 
 Two e-Host kiosks post entries (fresh request ids, some retried) on a schedule drawn from
 one seeded random generator (RAPS_TICKETS_CRASH_SEED=N repeats it; the kill timing
-still varies), for 8 kill cycles per database (RAPS_TICKETS_CRASH_CYCLES=N). The daemon
-is killed with SIGKILL between requests, while requests are in flight (at random, or the
-moment the first of them reaches the journal, so some answers are lost after their
-commit), and while it is starting up. Then it is restarted.
+still varies), for 4 kill cycles per database (RAPS_TICKETS_CRASH_CYCLES=N runs longer).
+The daemon is killed with SIGKILL between requests, while requests are in flight (at
+random, or the moment the first of them reaches the journal, so some answers are lost
+after their commit), and while it is starting up; the first four cycles use each of these
+four kinds once, in a seeded order, later ones draw a kind at random. Then it is restarted.
 
 While the daemon is down the database is read as the crash left it (SQLite read-only):
 - every entry answered 200 is in the journal exactly once, with the receipt's number,
@@ -73,9 +74,11 @@ from selector.tickets import verification_code
 from tests.builders import NOON, Events
 from tests.daemon_helpers import Clock, card, floor_config, running_service
 
-# kill -9 cycles per database: a restart takes 2-3 s on 2 cores, most of the test's time
-# (RAPS_TICKETS_CRASH_CYCLES=N runs longer)
-CYCLES = int(os.environ.get("RAPS_TICKETS_CRASH_CYCLES", "8"))
+# kill -9 cycles per database: a restart takes 2-3 s on 2 cores, most of the test's time.
+# The first KINDS cycles use each kind of kill once (TicketsCrash.schedule), so that many
+# is the fewest that cover them all (RAPS_TICKETS_CRASH_CYCLES=N runs longer)
+KINDS = ("between", "in_flight", "at_commit", "startup")
+CYCLES = int(os.environ.get("RAPS_TICKETS_CRASH_CYCLES", str(len(KINDS))))
 TZ = ZoneInfo("Africa/Johannesburg")
 MACHINES, TABLES, PLAYERS = 60, 6, 400
 SIM_SEED = 20_261  # the play simulation's seed: the test knows every player
@@ -294,7 +297,7 @@ class TicketsCrash:
         self.checks: Counter[str] = Counter()
         self.latencies: list[float] = []
         self.startups: list[float] = []  # seconds from spawn to ready
-        self.schedule = ["between", "in_flight", "at_commit", "startup"]
+        self.schedule = list(KINDS)
         self.rng.shuffle(self.schedule)
         self.seen_seq = 0
 
@@ -632,9 +635,7 @@ class TicketsCrash:
                 how = (
                     self.schedule[cycle]
                     if cycle < len(self.schedule)
-                    else self.rng.choices(
-                        ["between", "in_flight", "at_commit", "startup"], [3, 4, 3, 1]
-                    )[0]
+                    else self.rng.choices(KINDS, [3, 4, 3, 1])[0]
                 )
                 # a few answered requests first, so there is something to retry
                 for _ in range(self.rng.randint(1, 4)):
@@ -668,6 +669,9 @@ def _seed() -> int:
 
 
 def test_kill9_never_loses_nor_doubles_a_ticket_entry(db_url: str, tmp_path: Path) -> None:
+    assert len(KINDS) <= CYCLES, (
+        f"RAPS_TICKETS_CRASH_CYCLES={CYCLES}: {len(KINDS)} cover every kill"
+    )
     seed = _seed()
     print(f"RAPS_TICKETS_CRASH_SEED={seed}")
     run = TicketsCrash(tmp_path, db_url, seed)
