@@ -3,9 +3,12 @@
 The real daemon (`raps run`) runs as a subprocess on SQLite and on PostgreSQL with one
 ticket draw whose entries are open now; a kiosk enters players (complimentary tickets),
 then the stage host runs the draw over HTTP: open, draw, present, award, for every
-winner. The daemon is killed with SIGKILL at a point drawn from a seeded generator
-(RAPS_STAGE_CRASH_SEED=N repeats it): between two commands, or while a command is in
-flight (its answer lost, committed or not), and restarted. The host's page then does
+winner. The daemon is killed with SIGKILL (a start costs seconds, so each kill is chosen,
+KILLS): once between two commands (the kiosk's entries, then the draw opened by the
+restarted daemon), and once while each kind of host command that follows is in flight:
+a draw, a presentation, an award by position, an award from a device, the close (its
+answer lost, committed or not: the kill lands after a delay drawn from a seeded
+generator, RAPS_STAGE_CRASH_SEED=N repeats it). After each restart the host's page does
 what it does after a lost reply: it sends the same command id again.
 
 Checked after every restart:
@@ -44,6 +47,17 @@ SIM_SEED = 4242
 PLAYERS = 120
 ENTRANTS = 12
 _CHEAP = argon2.PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
+# where the kills land: (host command, winner's position or 0, how); every other command
+# runs undisturbed, and test_kill9_never_redoes_a_pick_nor_records_a_prize_twice asserts
+# that each of these kills happened
+KILLS = (
+    ("open", 0, "between"),
+    ("draw", 1, "in_flight"),
+    ("present", 1, "in_flight"),
+    ("award", 1, "in_flight"),  # by position
+    ("award", 2, "in_flight"),  # from a device
+    ("close", 0, "in_flight"),
+)
 
 
 def _local(dt: datetime) -> str:
@@ -76,6 +90,7 @@ machines = 20
 tables = 2
 players = {PLAYERS}
 events_per_second = 20
+warmup_seconds = 120
 seed = {SIM_SEED}
 
 [[promotions]]
@@ -138,6 +153,7 @@ class StageCrash:
         self.receipts: dict[str, str] = {}
         self.answers: dict[str, dict[str, Any]] = {}  # command id -> the first answer seen
         self.n = 0
+        self.killed: list[tuple[str, int, str]] = []  # the KILLS entries that happened
 
     def start(self, create_key: bool = False) -> None:
         self.started += 1
@@ -163,17 +179,15 @@ class StageCrash:
                 f"/api/stage/draws/{DRAW}/{path}", json={"command_id": command_id, **body}
             )
 
-    def command(self, path: str, **body: Any) -> dict[str, Any]:
-        """One host command; a kill may land before, during or after it, and the page's
+    def command(self, path: str, position: int = 0, **body: Any) -> dict[str, Any]:
+        """One host command; a kill (KILLS) may land before or during it, and the page's
         retry (the same command id) must then give the answer the first try would have."""
         self.n += 1
         cid = f"cmd-{self.n}"
-        # the first two commands see each kind of kill; the rest at random
-        how = (
-            ("between", "in_flight")[self.n - 1]
-            if self.n <= 2
-            else self.rng.choice(["none", "none", "between", "in_flight"])
-        )
+        kind = path.rsplit("/", 1)[-1]
+        how = next((h for k, p, h in KILLS if (k, p) == (kind, position)), "none")
+        if how != "none":
+            self.killed.append((kind, position, how))
         if how == "between":
             self.kill_and_restart()
         if how == "in_flight":
@@ -237,17 +251,17 @@ class StageCrash:
                 self.receipts[c] = r.json()["receipt_no"]
         self.command("open")
         for position in range(1, WINNERS + 1):
-            view = self.command("draw")
+            view = self.command("draw", position)
             pick = view["picks"][-1]
             assert pick["position"] == position and pick["state"] == "pending"
             n = pick["number"]
-            self.command(f"picks/{n}/present", presenter="winner", document="sa_id",
+            self.command(f"picks/{n}/present", position, presenter="winner", document="sa_id",
                          last_digits="12", receipt=self.receipts[pick["card"]])  # fmt: skip
             if position == 1:
-                view = self.command(f"picks/{n}/award", source="position")
+                view = self.command(f"picks/{n}/award", position, source="position")
             else:
-                view = self.command(f"picks/{n}/award", source="device", amount=50000 * n,
-                                    kind="cash", ref=f"box-{n}")  # fmt: skip
+                view = self.command(f"picks/{n}/award", position, source="device",
+                                    amount=50000 * n, kind="cash", ref=f"box-{n}")  # fmt: skip
             assert view["picks"][-1]["letter_no"], view["picks"][-1]
         self.command("close")
         assert self.daemon is not None
@@ -279,4 +293,5 @@ def test_kill9_never_redoes_a_pick_nor_records_a_prize_twice(db_url: str, tmp_pa
         if run.daemon is not None:
             run.daemon.kill9()
     print(f"{run.kills} kills over {run.n} host commands, {run.started} daemon starts")
-    assert run.kills >= 2 and run.started >= 3
+    assert run.killed == list(KILLS), run.killed  # each chosen kill, in order
+    assert run.kills == len(KILLS) and run.started == len(KILLS) + 1

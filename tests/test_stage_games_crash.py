@@ -59,6 +59,7 @@ machines = 20
 tables = 2
 players = 120
 events_per_second = 20
+warmup_seconds = 120
 seed = 4242
 [[promotions]]
 id = "heat"
