@@ -106,3 +106,64 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'raps.db'}"
     url: str = request.getfixturevalue("pg_url")
     return url
+
+
+# ------------------------------------------------------------ the longest tests first
+
+# The longest tests (seconds, call and set-up, on the 2-CPU machine under load; the
+# suite's --durations), by test function under tests/: parameters alike. Any test may be
+# added; one that is renamed only loses its place at the front.
+LONGEST: dict[str, float] = {
+    "test_crash_recovery.py::test_kill9_at_random_points_keeps_every_acknowledged_outcome": 160,
+    "test_stage_crash.py::test_kill9_never_redoes_a_pick_nor_records_a_prize_twice": 160,
+    "test_chaos_quick.py::test_chaos_quick_survives_every_kind_of_fault": 130,
+    "test_tickets_crash.py::test_kill9_never_loses_nor_doubles_a_ticket_entry": 100,
+    "test_properties.py::test_random_floors_and_commands_keep_the_rules": 70,
+    "test_ingest_durable.py::test_kill9_mid_drain_loses_no_acknowledged_message": 66,
+    "test_demo.py::test_the_demo_leaves_an_open_rehearsal_and_prints_who_to_sign_in_as_last": 55,
+    "test_schedule_cli.py::"
+    "test_the_000_seed_s_ticket_calendars_go_out_and_come_back_as_proposals": 49,
+    "test_ingest_gaps.py::test_a_backlog_for_an_offline_daemon_is_kept_or_its_loss_counted": 44,
+    "test_mqtt_decode_structs.py::test_fast_path_gives_what_the_reference_path_gives": 43,
+    "test_mqtt_decode_structs.py::test_structs_agree_with_the_schemas_on_mutated_payloads": 42,
+    "test_crash_recovery.py::"
+    "test_no_show_shown_at_a_refused_command_is_journaled_and_survives_a_restart": 30,
+    "test_stage_games_crash.py::test_kill9_mid_game_keeps_the_safe_and_the_reveals": 26,
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, start each worker's share with some of the LONGEST tests.
+
+    `--dist worksteal` hands worker k the k-th contiguous block of the collected tests
+    (block sizes as below) and an idle worker later steals the second half of the
+    longest queue, so a long test collected late in a block (say tests/test_tickets_*)
+    ran last and the suite waited for it alone. Here every block starts with its share
+    of LONGEST (longest first, each to the block with the least so far) and the other
+    tests follow in their collected order. Only the order changes; every test runs.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers < 2 or len(items) < workers:
+        return
+
+    def seconds(item: pytest.Item) -> float:
+        return LONGEST.get(item.nodeid.split("[")[0].removeprefix("tests/"), 0.0)
+
+    longest = sorted((i for i in items if seconds(i)), key=seconds, reverse=True)
+    chosen = {id(i) for i in longest}
+    rest = iter([i for i in items if id(i) not in chosen])
+    sizes, left = [], len(items)
+    for k in range(workers):  # as xdist's WorkStealingScheduling.check_schedule splits
+        sizes.append(left // (workers - k))
+        left -= sizes[-1]
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+    for item in longest:
+        k = min((k for k in range(workers) if len(heads[k]) < sizes[k]), key=lambda k: loads[k])
+        heads[k].append(item)
+        loads[k] += seconds(item)
+    items[:] = [
+        item
+        for k in range(workers)
+        for item in [*heads[k], *(next(rest) for _ in range(sizes[k] - len(heads[k])))]
+    ]
