@@ -45,6 +45,8 @@ def test_snapshots_follow_the_reference_through_churn(start, steps) -> None:
         snap, digest = tree.snapshot(barred)
         cands, want = reference(model, barred)
         assert list(snap) == cands and len(snap) == len(cands)
+        # by position, as a pick reads its winner (from the leaves' lengths)
+        assert [snap[i] for i in range(len(cands))] == cands
         assert digest == want
         if previous is not None:
             assert snap.since is not None

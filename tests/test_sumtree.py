@@ -57,6 +57,8 @@ def test_blocks_are_a_snapshot_that_later_changes_leave_alone(start, changes) ->
         if i % 3 == 0:
             blocks = tree.blocks()
             assert all(blocks) and [c for b in blocks for c in b] == sorted(model)
+            # the lengths kept beside the order (a pick finds its winner by them) agree
+            assert tree.block_lengths() == [len(b) for b in blocks]
             held.append((blocks, sorted(model)))
     for blocks, cards_then in held:
         assert [c for b in blocks for c in b] == cards_then
