@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import hypothesis
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -246,21 +247,37 @@ def mutated(draw: st.DrawFn) -> tuple[str, Any]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
+# a control character in a field the schema lets through: both conversions refuse it
+# (the codec's CodecError, the direct one the event's own ValueError)
+@hypothesis.example(
+    (
+        "game_played",
+        {
+            "type": "game_played",
+            "event_id": "\x1f",
+            "machine": "M00017",
+            "ts": "2026-04-25T17:42:05.250+02:00",
+            "wager": 250,
+            "win": 0,
+        },
+    )
+)
 def test_compiled_schemas_agree_with_jsonschema(case: tuple[str, Any]) -> None:
     name, payload = case
     reference = SCHEMAS.reference[name].is_valid(payload)
     assert SCHEMAS.fast[name](payload) == reference
     problem = SCHEMAS.problem(name, payload)
     assert (problem is None) == reference
-    if reference:  # the direct conversion gives what adapters.wire.codec gives
+    if reference:  # the direct conversion gives what adapters.wire.codec gives: the same
+        # event, or a refusal (CodecError is a ValueError: which subclass says it differs)
         try:
             expected: Any = event_from_dict({"source": "s", **payload})
-        except ValueError as e:
-            expected = type(e)
+        except ValueError:
+            expected = "refused"
         try:
             got: Any = _to_event(name, dict(payload), "s")
-        except ValueError as e:
-            got = type(e)
+        except ValueError:
+            got = "refused"
         assert got == expected
 
 
