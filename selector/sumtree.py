@@ -107,7 +107,7 @@ class SumTree:
         # the leaves' lists of cards in order (blocks()) and their lengths, kept up to date
         # by every change; built here, with the leaves, so a restored floor's first pick
         # does not look every leaf up again (issue 20: first pick after a start)
-        self._order: list[list[str]] | None = order
+        self._order: list[list[str]] = order
         self._lens: list[int] = list(map(len, order))
 
     # ------------------------------------------------------------------ reading
@@ -145,25 +145,13 @@ class SumTree:
         """The cards in canonical order as the leaves hold them, leaf by leaf (the lists
         themselves, not copies). A change replaces a leaf's list rather than editing it, so
         the lists handed out here never change: together they are a snapshot, taken in
-        O(n / 64) (one list copy while no leaf split or merged since the last call)."""
-        return list(self._ordered())
+        O(n / 64) (one copy of the order every change keeps up to date)."""
+        return list(self._order)
 
     def block_lengths(self) -> list[int]:
         """How many cards each of `blocks()` holds (a copy: a list of small ints, so a
         snapshot finds a position without touching every block, selector.snapshot)."""
-        self._ordered()
         return list(self._lens)
-
-    def _ordered(self) -> list[list[str]]:
-        if self._order is None:
-            leaves = self._leaves
-            out = [leaves[k].cards for k in self._bounds[0]]
-            last = leaves.get(None)
-            if last is not None and last.cards:
-                out.append(last.cards)
-            self._order = out
-            self._lens = list(map(len, out))
-        return self._order
 
     def _place(self, key: Key) -> int:
         """Where the leaf named `key` is (or would be) in the order of blocks."""
@@ -171,12 +159,10 @@ class SumTree:
         return len(b) if key is None else bisect_left(b, key)
 
     def _reorder(self, at: int, replaced: int, blocks: list[list[str]]) -> None:
-        """The cached order of blocks after a change: `replaced` leaves from `at` on are
-        now these (a leaf changed, split or joined its neighbour)."""
-        order = self._order
-        if order is not None:
-            order[at : at + replaced] = blocks
-            self._lens[at : at + replaced] = map(len, blocks)
+        """The kept order of blocks, and their lengths, after a change: `replaced` leaves
+        from `at` on are now these (a leaf changed, split or joined its neighbour)."""
+        self._order[at : at + replaced] = blocks
+        self._lens[at : at + replaced] = map(len, blocks)
 
     def digest(self) -> str:
         if self._digest is None:
