@@ -173,7 +173,7 @@ class StageDesk:
         for draw_id in self.draws:
             misfiled_draw = misfiled.get(draw_stream(draw_id))
             self.sessions[draw_id] = await self._from_journal(draw_id, misfiled_draw)
-        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
+        self._count_refused()
         self.update_gauges()
 
     async def replan(self, cfg: Config, *, load: bool = True) -> None:
@@ -196,9 +196,13 @@ class StageDesk:
             )
         # a draw gone from the calendar takes its refusal with it; the gauge follows both
         self.refused = {d: why for d, why in self.refused.items() if d in self.draws}
-        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
+        self._count_refused()
         self.version += 1
         self.update_gauges()
+
+    def _count_refused(self) -> None:
+        """raps_sessions_refused's stage part: the refused draws and the prize letters."""
+        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
 
     def _refuse(self, draw_id: str | None, reason: str) -> None:
         """A draw (None: the prize letters) kept from running: logged, counted, and every
@@ -210,7 +214,7 @@ class StageDesk:
         else:
             return
         self.log.error("draw refused", draw=draw_id or PRIZE_STREAM, reason=reason)
-        self.metrics.refused("stage", len(self.refused) + (self.prizes_refused is not None))
+        self._count_refused()
 
     def _usable(self, draw_id: str | None, letters: bool = False) -> None:
         """Refuses a command on a refused draw, or one that writes prize letters while
