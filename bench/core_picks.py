@@ -68,13 +68,19 @@ def _floor(n: int, at: datetime) -> Floor:
 
     # an hour's idle limit: the players seated at the start stay eligible for the whole run
     floor = Floor(demo_layout(n, 0), [Promotion(PROMO)], EarnRules(), idle_seconds=3600)
+    seat_players(floor, n, at, "b")
+    return floor
+
+
+def seat_players(floor: Floor, n: int, at: datetime, prefix: str) -> None:
+    """Players 0..n-1 arrive and qualify, applied 50,000 at a time."""
     step = 50_000
     for lo in range(0, n, step):
         events: list[AnyFloorEvent] = []
         for i in range(lo, min(n, lo + step)):
-            events += _arrive(i, 0, at, f"b{i}")
+            events += _arrive(i, 0, at, f"{prefix}{i}")
         floor.apply_many(events)
-    return floor
+        del events
 
 
 def _arrive(i: int, gen: int, at: datetime, eid: str) -> list[AnyFloorEvent]:

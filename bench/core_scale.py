@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.core_paths import _daemon_round
-from bench.core_picks import PROMO, _arrive, churn_picks
+from bench.core_picks import PROMO, churn_picks, seat_players
 from bench.harness import print_result, say
 from raps.floorsim import FloorSimulator, demo_layout
-from selector.events import AnyFloorEvent, PoolKind
+from selector.events import PoolKind
 from selector.floor import Floor
 from selector.promotion import EarnRules, Promotion
 
@@ -93,13 +93,7 @@ def bytes_per_player(n: int) -> dict[str, Any]:
     floor = Floor(layout, [Promotion(PROMO)], EarnRules(), idle_seconds=3600)
     gc.collect()
     before = tracemalloc.get_traced_memory()[0]
-    step = 50_000
-    for lo in range(0, n, step):
-        events: list[AnyFloorEvent] = []
-        for i in range(lo, min(n, lo + step)):
-            events += _arrive(i, 0, at, f"m{i}")
-        floor.apply_many(events)
-        del events
+    seat_players(floor, n, at, "m")
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
