@@ -13,9 +13,8 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -44,25 +43,18 @@ SID = "cal-extra"
 def calendar_daemon(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
-    base: Callable[[Path], Path] = browser_test._config
-
-    def with_admin(folder: Path) -> Path:
-        path = base(folder)
+    def with_admin(text: str) -> str:
         admin = f"""
 [[users]]
 name = "{ADMIN}"
 role = "admin"
 password_hash = '{cheap_hash(ADMIN_PW)}'
 """
-        text = path.read_text()
         # the pages test's live session runs now for three hours: this test schedules its own
         text = re.sub(rf'\[\[sessions\]\]\nid = "{LIVE}"\n(?:[a-z_]+ = [^\n]*\n)*', "", text)
-        head, users = text.split("[[users]]", 1)
-        path.write_text(head + admin + "\n[[users]]" + users)
-        return path
+        return browser_test.before_users(text, admin)
 
-    monkeypatch.setattr(browser_test, "_config", with_admin)
-    yield request.getfixturevalue("daemon")
+    yield browser_test.daemon_with_config(request, monkeypatch, with_admin)
 
 
 def restart(d: Daemon) -> Daemon:

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -104,6 +104,29 @@ class Daemon:
         r = httpx.get(f"{self.url}{path}", headers={"Authorization": f"Bearer {AUDIT_TOKEN}"})
         assert r.status_code == 200, r.text
         return r.json() if r.headers["content-type"].startswith("application/json") else r.text
+
+
+def daemon_with_config(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, edit: Callable[[str], str]
+) -> Daemon:
+    """The `daemon` fixture's daemon on this module's config as `edit` rewrites its text
+    (another page's tests add their sections, users or sessions)."""
+    base = _config
+
+    def edited(folder: Path) -> Path:
+        path = base(folder)
+        path.write_text(edit(path.read_text()))
+        return path
+
+    monkeypatch.setattr(sys.modules[__name__], "_config", edited)
+    daemon: Daemon = request.getfixturevalue("daemon")
+    return daemon
+
+
+def before_users(text: str, extra: str) -> str:
+    """A config's text with `extra` put before its first [[users]] table."""
+    head, users = text.split("[[users]]", 1)
+    return head + extra + "\n[[users]]" + users
 
 
 def _config(folder: Path) -> Path:

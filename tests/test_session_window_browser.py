@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Dialog, expect
@@ -59,17 +58,10 @@ password_hash = '{cheap_hash(ADMIN_PW)}'
 def window_daemon(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
-    base: Callable[[Path], Path] = browser_test._config
+    def with_past_session(text: str) -> str:
+        return browser_test.before_users(text, _past_session_toml())
 
-    def with_past_session(folder: Path) -> Path:
-        path = base(folder)
-        text = path.read_text()
-        head, users = text.split("[[users]]", 1)
-        path.write_text(head + _past_session_toml() + "\n[[users]]" + users)
-        return path
-
-    monkeypatch.setattr(browser_test, "_config", with_past_session)
-    yield request.getfixturevalue("daemon")
+    yield browser_test.daemon_with_config(request, monkeypatch, with_past_session)
 
 
 def test_past_its_window_only_an_admin_opens_a_live_session_with_a_reason(

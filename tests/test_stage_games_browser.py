@@ -21,9 +21,8 @@ import sqlite3
 import subprocess
 import tomllib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -120,16 +119,12 @@ def games_daemon(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
     """The page tests' daemon with the stage's users and the Saturday's four draws."""
-    base: Callable[[Path], Path] = browser_test._config
 
-    def with_games(folder: Path) -> Path:
-        path = base(folder)
-        promotion = tomllib.loads(path.read_text())["promotions"][0]["id"]
-        path.write_text(path.read_text() + _stage_toml(promotion) + _games_toml())
-        return path
+    def with_games(text: str) -> str:
+        promotion = tomllib.loads(text)["promotions"][0]["id"]
+        return text + _stage_toml(promotion) + _games_toml()
 
-    monkeypatch.setattr(browser_test, "_config", with_games)
-    yield request.getfixturevalue("daemon")
+    yield browser_test.daemon_with_config(request, monkeypatch, with_games)
 
 
 class Api:

@@ -35,7 +35,7 @@ import statistics
 import time
 import tomllib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -146,16 +146,11 @@ def stage_daemon(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
     """The page tests' daemon, its config extended with the stage's draw and users."""
-    base: Callable[[Path], Path] = browser_test._config
 
-    def with_stage(folder: Path) -> Path:
-        path = base(folder)
-        promotion = tomllib.loads(path.read_text())["promotions"][0]["id"]
-        path.write_text(path.read_text() + _stage_toml(promotion))
-        return path
+    def with_stage(text: str) -> str:
+        return text + _stage_toml(tomllib.loads(text)["promotions"][0]["id"])
 
-    monkeypatch.setattr(browser_test, "_config", with_stage)
-    yield request.getfixturevalue("daemon")
+    yield browser_test.daemon_with_config(request, monkeypatch, with_stage)
 
 
 # ------------------------------------------------------------------ the players

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
@@ -36,10 +35,7 @@ DRAW, MOVED = f"teeds-{DAY:%Y-%m-%d-%H%M}", f"teeds-{DAY:%Y-%m-%d}-2100"
 def ticket_daemon(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
-    base: Callable[[Path], Path] = browser_test._config
-
-    def with_tickets(folder: Path) -> Path:
-        path = base(folder)
+    def with_tickets(text: str) -> str:
         extra = f"""
 [[ticket_programs]]
 id = "teeds"
@@ -62,12 +58,9 @@ name = "{ADMIN}"
 role = "admin"
 password_hash = '{cheap_hash(ADMIN_PW)}'
 """
-        head, users = path.read_text().split("[[users]]", 1)
-        path.write_text(head + extra + "\n[[users]]" + users)
-        return path
+        return browser_test.before_users(text, extra)
 
-    monkeypatch.setattr(browser_test, "_config", with_tickets)
-    yield request.getfixturevalue("daemon")
+    yield browser_test.daemon_with_config(request, monkeypatch, with_tickets)
 
 
 def draws(d: Daemon) -> list[str]:

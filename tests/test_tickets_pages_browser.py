@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import tomllib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -117,16 +117,11 @@ def ticket_daemon(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Daemon]:
     """The page tests' daemon, its config extended with the ticket program and a kiosk."""
-    base: Callable[[Path], Path] = browser_test._config
 
-    def with_tickets(folder: Path) -> Path:
-        path = base(folder)
-        promotion = tomllib.loads(path.read_text())["promotions"][0]["id"]
-        path.write_text(path.read_text() + _tickets_toml(promotion))
-        return path
+    def with_tickets(text: str) -> str:
+        return text + _tickets_toml(tomllib.loads(text)["promotions"][0]["id"])
 
-    monkeypatch.setattr(browser_test, "_config", with_tickets)
-    yield request.getfixturevalue("daemon")
+    yield browser_test.daemon_with_config(request, monkeypatch, with_tickets)
 
 
 @dataclass(frozen=True)
