@@ -124,8 +124,10 @@ def register_pages(app: FastAPI, web: WebContext) -> None:
     # the ticket receipt's styles: a kiosk prints it with its token, never signed in
     public_files["receipt.css"] = RECEIPT_CSS.encode()
     private_files = _files(STATIC, (".js", ".css"))
-    worker = (STATIC / "worker" / "handheld-sw.js").read_bytes()
-    dispatch_worker = (STATIC / "worker" / "dispatch-sw.js").read_bytes()
+    # each page's worker is its own settings with the offline shell they share appended
+    shared_shell = (STATIC / "worker" / "offline-shell.js").read_bytes()
+    worker = (STATIC / "worker" / "handheld-sw.js").read_bytes() + shared_shell
+    dispatch_worker = (STATIC / "worker" / "dispatch-sw.js").read_bytes() + shared_shell
     floor_svg: list[str] = []
 
     SignedIn = Annotated[Actor, Depends(web.guard(SIGNED_IN))]
