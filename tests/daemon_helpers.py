@@ -231,6 +231,25 @@ def auth(role: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS.get(role) or DEVICE_TOKENS[role]}"}
 
 
+@dataclass
+class CommandEnv:
+    """A started service, its config and clock, and an HTTP client to it; `post` gives
+    every command its own id (`prefix`-N) and a reason."""
+
+    cfg: Config
+    clock: Clock
+    service: Service
+    client: httpx.AsyncClient
+    n: int = 0
+    prefix: str = "cmd"
+
+    async def post(self, path: str, role: str = "marketing", **body: Any) -> httpx.Response:
+        self.n += 1
+        body.setdefault("command_id", f"{self.prefix}-{self.n}")
+        body.setdefault("reason", "test")
+        return await self.client.post(path, json=body, headers=auth(role))
+
+
 class Handheld:
     """The marketing handheld: commands with fresh ids, as the page sends them."""
 

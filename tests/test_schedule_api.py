@@ -9,7 +9,6 @@ import tomllib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -18,12 +17,12 @@ import pytest_asyncio
 from raps.audit import check, read_database
 from raps.config import Config, ConfigError
 from raps.schedule_toml import export_toml, import_toml, read_document
-from raps.service import Service
 from raps.store.daemon_lock import DaemonLock, DatabaseBusy
 from tests.builders import NOON
 from tests.daemon_helpers import (
     SESSION,
     Clock,
+    CommandEnv,
     auth,
     card,
     client_for,
@@ -59,18 +58,8 @@ NEW = {
 
 
 @dataclass
-class Env:
-    cfg: Config
-    clock: Clock
-    service: Service
-    client: httpx.AsyncClient
-    n: int = 0
-
-    async def post(self, path: str, role: str = "marketing", **body: Any) -> httpx.Response:
-        self.n += 1
-        body.setdefault("command_id", f"sch-{self.n}")
-        body.setdefault("reason", "test")
-        return await self.client.post(path, json=body, headers=auth(role))
+class Env(CommandEnv):
+    prefix: str = "sch"
 
     async def session_cmd(self, sid: str, path: str, role: str = "marketing") -> httpx.Response:
         self.n += 1

@@ -20,12 +20,18 @@ import pytest
 import pytest_asyncio
 
 from raps.audit import check, read_database
-from raps.config import Config
 from raps.schedule_toml import import_toml, read_document
-from raps.service import Service
 from selector.events import Tier
 from tests.builders import NOON, SAST, Events
-from tests.daemon_helpers import Clock, auth, card, client_for, floor_config, running_service
+from tests.daemon_helpers import (
+    Clock,
+    CommandEnv,
+    auth,
+    card,
+    client_for,
+    floor_config,
+    running_service,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -55,18 +61,8 @@ TONIGHT, MOVED, NEXT = "teeds-2026-04-25-2000", "teeds-2026-04-25-2100", "teeds-
 
 
 @dataclass
-class Env:
-    cfg: Config
-    clock: Clock
-    service: Service
-    client: httpx.AsyncClient
-    n: int = 0
-
-    async def post(self, path: str, role: str = "marketing", **body: Any) -> httpx.Response:
-        self.n += 1
-        body.setdefault("command_id", f"tc-{self.n}")
-        body.setdefault("reason", "test")
-        return await self.client.post(path, json=body, headers=auth(role))
+class Env(CommandEnv):
+    prefix: str = "tc"
 
     async def view(self, month: str = "2026-04") -> dict[str, Any]:
         r = await self.client.get("/api/calendar", params={"month": month}, headers=auth("admin"))
