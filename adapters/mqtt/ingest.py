@@ -37,6 +37,7 @@ import contextlib
 import json
 import logging
 import secrets
+import struct
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from adapters.mqtt.family import PayloadFamily
 from adapters.mqtt.gaps import GapSink, SequenceGaps
 from adapters.mqtt.ordering import OrderGuard
 from adapters.mqtt.publish import broker_options
+from adapters.mqtt.readbuffer import buffer_reads, buffered
 from adapters.mqtt.topics import Kind, TopicRef, Topics
 from adapters.mqtt.validate import (
     DEFAULT_MAX_FUTURE_SECONDS,
@@ -89,6 +91,7 @@ BATCH_MAX = 500
 FINISH_ON_STOP_SECONDS = 5.0
 BARRIER_SECONDS = 2.0
 _TOPIC_CACHE_MAX = 50_000
+_PUBACK = struct.Struct("!BBH")  # type, remaining length, packet id
 
 
 def source_label(kind: Kind) -> str:
@@ -229,6 +232,7 @@ class MqttIngest:
         # Acknowledge after handling, not on receipt:
         paho = client._client
         paho.manual_ack_set(True)
+        buffer_reads(paho)  # one recv() per chunk of packets (adapters.mqtt.readbuffer)
         # Queue paho's own message objects: aiomqtt would build a Message and a validated
         # Topic for each, a fifth of the receive cost, for fields we read once.  Its
         # iterator still serves the wait at rest and reports a lost connection.
@@ -540,9 +544,19 @@ def _encodable(text: str) -> str:
 
 
 def _ack(paho: mqtt.Client, batch: Sequence[mqtt.MQTTMessage]) -> None:
-    """PUBACK every QoS 1 message of a handled batch, in the order received."""
+    """PUBACK every QoS 1 message of a handled batch, in the order received.
+
+    The batch's PUBACKs go out as one write: paho's `ack` queues a packet per message and
+    writes each with its own send(), a system call per message.  The bytes are exactly
+    the ones `ack` queues (MQTT 3.1.1 and 5 alike: type, length 2, packet id; MQTT 5
+    leaves out the reason code when it is Success), queued on paho's own outgoing queue
+    as one packet, so they keep their place among paho's other packets.
+    """
+    acks = [_PUBACK.pack(mqtt.PUBACK, 2, m.mid) for m in batch if m.qos == 1]
+    if acks:
+        paho._packet_queue(mqtt.PUBACK, b"".join(acks), 0, 1)
     for m in batch:
-        if m.qos:
+        if m.qos == 2:  # we subscribe at QoS 1: a broker that sends QoS 2 still works
             paho.ack(m.mid, m.qos)
 
 
@@ -553,12 +567,16 @@ def _pull(paho: mqtt.Client, inbox: Inbox, limit: int) -> None:
     is most of the cost per message.  paho's loop_read is its public API for reading
     in one's own loop; it runs on the loop's thread like aiomqtt's own reader.  It
     stops at the first turn that brings no new message (no data, or a non-message
-    packet); a lost connection is reported by paho's callbacks as usual.
+    packet) with nothing left in the read buffer (adapters.mqtt.readbuffer: what is
+    there would not wake the event loop); a lost connection is reported by paho's
+    callbacks as usual.
     """
     ok = mqtt.MQTT_ERR_SUCCESS
     while inbox.qsize() < limit:
         before = inbox.qsize()
-        if paho.loop_read() != ok or inbox.qsize() == before:
+        if paho.loop_read() != ok:
+            return
+        if inbox.qsize() == before and not buffered(paho):
             return
 
 
