@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.mqtt.ingest import _ack
 from adapters.mqtt.readbuffer import READ_SIZE, ReadBuffered, buffer_reads, buffered
+from adapters.mqtt.receiver import _ack
 
 
 class FakeSocket:
@@ -46,10 +46,10 @@ def test_small_reads_are_served_from_one_recv_of_the_socket() -> None:
     sock = FakeSocket([b"\x30\x05hello\x30\x03abc"])
     buf = ReadBuffered(sock)
     assert [buf.recv(1), buf.recv(1), buf.recv(5)] == [b"\x30", b"\x05", b"hello"]
-    assert buf.pending() == 5
+    assert buf.unread() == 5
     assert [buf.recv(1), buf.recv(1), buf.recv(3)] == [b"\x30", b"\x03", b"abc"]
     assert sock.asked == [READ_SIZE]  # one system call for both packets
-    assert buf.pending() == 0
+    assert buf.unread() == 0
 
 
 def test_a_body_split_across_reads_comes_in_pieces_as_from_the_socket() -> None:
@@ -78,15 +78,15 @@ def test_everything_else_is_the_socket_itself() -> None:
     assert sock.closed
 
 
-def test_pending_adds_what_a_tls_socket_holds_decrypted() -> None:
+def test_unread_adds_what_a_tls_socket_holds_decrypted() -> None:
     class Tls(FakeSocket):
         def pending(self) -> int:
             return 7
 
     buf = ReadBuffered(Tls([b"abcd"]))
-    assert buf.pending() == 7
+    assert buf.unread() == 7
     buf.recv(1)
-    assert buf.pending() == 3 + 7
+    assert buf.unread() == 3 + 7
 
 
 @given(
@@ -153,9 +153,9 @@ def test_a_batchs_pubacks_are_the_bytes_paho_would_send_in_one_packet(protocol: 
     for m in batch:
         by_paho.ack(m.mid, m.qos)
     ours = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=protocol)
-    _ack(ours, batch)
+    _ack(ours, [m.mid for m in batch if m.qos == 1], [])
     assert _queued(ours) == [b"".join(_queued(by_paho))]
     assert len(_queued(by_paho)) == 3  # the QoS 0 messages have nothing to acknowledge
     empty = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=protocol)
-    _ack(empty, [m for m in batch if m.qos == 0])
+    _ack(empty, [], [])
     assert _queued(empty) == []

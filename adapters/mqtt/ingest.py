@@ -35,28 +35,21 @@ import asyncio
 import base64
 import contextlib
 import json
-import logging
 import secrets
-import struct
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from typing import Literal
 
-import aiomqtt
-import paho.mqtt.client as mqtt
 import structlog
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
-from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from adapters.mqtt.config import MqttConfig
 from adapters.mqtt.family import PayloadFamily
 from adapters.mqtt.gaps import GapSink, SequenceGaps
+from adapters.mqtt.link import ReceiverGone, ReceiverLink
+from adapters.mqtt.link_wire import BARRIER_SECONDS, LinkSettings, Message
 from adapters.mqtt.ordering import OrderGuard
-from adapters.mqtt.publish import broker_options
-from adapters.mqtt.readbuffer import buffer_reads, buffered
 from adapters.mqtt.topics import Kind, TopicRef, Topics
 from adapters.mqtt.validate import (
     DEFAULT_MAX_FUTURE_SECONDS,
@@ -80,8 +73,6 @@ Clock = Callable[[], datetime]
 Flush = Callable[[], Awaitable[object]]  # raises when the floor log could not be written
 Room = Callable[[], int]  # events the service takes before its unwritten backlog is full
 Protocol = Literal["5", "3.1.1"]
-# paho's messages, in the queue aiomqtt creates (see MqttIngest._client)
-Inbox = asyncio.Queue[Any]
 
 DUPLICATE = "duplicate"  # the core's reason for an event id it applied already
 INTERNAL_ERROR = "internal_error"
@@ -89,9 +80,8 @@ SESSION_EXPIRY_SECONDS = 7 * 24 * 3600  # how long the broker keeps messages for
 RECEIVE_MAXIMUM = 2_000  # MQTT 5: unacknowledged QoS 1 messages the broker may send
 BATCH_MAX = 500
 FINISH_ON_STOP_SECONDS = 5.0
-BARRIER_SECONDS = 2.0
+CREDIT = 3  # batches the receiver may forward ahead of the one being handled
 _TOPIC_CACHE_MAX = 50_000
-_PUBACK = struct.Struct("!BBH")  # type, remaining length, packet id
 
 
 def source_label(kind: Kind) -> str:
@@ -189,64 +179,19 @@ class MqttIngest:
         self.dead_letters_published = 0
         self.flush_failures = 0  # tries to make a batch durable that failed (retried)
         self._topic_cache: dict[str, TopicRef | None] = {}
+        self.receiver: ReceiverLink | None = None  # the receiver process of the moment
 
     # ------------------------------------------------------------- connection
 
-    def _client(self, inbox: list[Inbox]) -> aiomqtt.Client:
-        class Queue(Inbox):
-            """aiomqtt's incoming queue, kept at hand so a batch can drain it directly."""
-
-            def __init__(self, maxsize: int = 0) -> None:
-                super().__init__(maxsize)
-                inbox.append(self)
-
-        cfg = self.cfg
-        common: dict[str, Any] = {
-            "identifier": self.client_id,
-            **broker_options(cfg),
-            "queue_type": Queue,
-            "max_inflight_messages": 100,  # our own dead letters in flight
-            "logger": logging.getLogger("raps.mqtt.in"),
-        }
-        if self.protocol == "5":
-            props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-            props.SessionExpiryInterval = self.session_expiry
-            props.ReceiveMaximum = self.receive_maximum
-            client = aiomqtt.Client(
-                cfg.host,
-                self.port,
-                protocol=aiomqtt.ProtocolVersion.V5,
-                clean_start=False,
-                properties=props,
-                **common,
-            )
-        else:
-            client = aiomqtt.Client(
-                cfg.host,
-                self.port,
-                protocol=aiomqtt.ProtocolVersion.V311,
-                clean_session=False,
-                **common,
-            )
-        # aiomqtt has no switch for the next two; the paho client it wraps does.
-        # Acknowledge after handling, not on receipt:
-        paho = client._client
-        paho.manual_ack_set(True)
-        buffer_reads(paho)  # one recv() per chunk of packets (adapters.mqtt.readbuffer)
-        # Queue paho's own message objects: aiomqtt would build a Message and a validated
-        # Topic for each, a fifth of the receive cost, for fields we read once.  Its
-        # iterator still serves the wait at rest and reports a lost connection.
-        queue = inbox[0]
-        paho.on_message = lambda _client, _userdata, message: queue.put_nowait(message)
-        client.pending_calls_threshold = 1_000_000  # dead-letter bursts: many in flight
-        return client
-
-    def _subscriptions(self) -> list[tuple[str, Any]]:
-        if self.protocol == "5":
-            # retained copies are never sent: inbound events are not state to replay
-            opts = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND)
-            return [(t, opts) for t in self.topics.subscriptions()]
-        return [(t, 1) for t in self.topics.subscriptions()]
+    def _settings(self) -> LinkSettings:
+        return LinkSettings.of(
+            self.cfg, host=self.cfg.host, port=self.port, client_id=self.client_id,
+            protocol=self.protocol, subscriptions=self.topics.subscriptions(),
+            barrier=self.topics.barrier, deadletter=self.topics.deadletter,
+            batch_max=self.batch_max, receive_maximum=self.receive_maximum,
+            session_expiry=self.session_expiry, backoff_initial=self.backoff_initial,
+            backoff_max=self.backoff_max,
+        )  # fmt: skip
 
     def _set_link(self, up: bool) -> None:
         if up == self.connected:
@@ -257,88 +202,55 @@ class MqttIngest:
         except Exception:
             self.log.exception("link callback failed")
 
-    async def run(self) -> None:
-        """Connect, subscribe and ingest until cancelled; reconnects with backoff.
+    def _up(self, _conn: int) -> None:
+        self.connects += 1
+        self._set_link(True)
 
-        Nothing ends this loop but cancellation: a broker that is down, refuses the
-        login or the subscriptions, or a TLS file that cannot be read, is retried
-        (and logged) with backoff while the link is reported down.
+    def _down(self, _conn: int) -> None:
+        self._set_link(False)
+
+    async def run(self) -> None:
+        """Run the receiver process and ingest what it forwards until cancelled.
+
+        The receiver reconnects to the broker by itself (adapters.mqtt.receiver); should
+        the process itself end, another is started with backoff, and what the first had
+        forwarded but was not acknowledged comes again from the broker.
         """
         backoff = self.backoff_initial
-        where = f"{self.cfg.host}:{self.port}"
         try:
             while True:
-                inbox: list[Inbox] = []
+                link = ReceiverLink(self._settings(), self._up, self._down, self.log)
+                self.receiver = link
                 try:
-                    client = self._client(inbox)
-                    async with client:
-                        granted = await client.subscribe(self._subscriptions(), qos=1)
-                        self._check_granted(granted)
-                        self.connects += 1
-                        self._set_link(True)
-                        self.log.info(
-                            "subscribed", broker=where, client_id=self.client_id,
-                            protocol=self.protocol, topics=self.topics.subscriptions(),
-                        )  # fmt: skip
-                        backoff = self.backoff_initial
-                        await self._consume(client, inbox[0])
-                except Exception as e:
-                    self._set_link(False)
-                    delay = backoff * (0.75 + secrets.randbelow(500) / 1000)  # jitter
-                    event = "MQTT broker unreachable; retrying"
-                    if not isinstance(e, aiomqtt.MqttError):
-                        event = "MQTT ingest failed; retrying"
-                    self.log.warning(
-                        event, broker=where, error=f"{type(e).__name__}: {e}",
-                        retry_in=round(delay, 2),
+                    await link.start()
+                    await self._consume(link)
+                except (ReceiverGone, OSError) as e:
+                    self.log.error(
+                        "the MQTT receiver process ended; starting another",
+                        error=f"{type(e).__name__}: {e}", exit_code=link.returncode,
                     )  # fmt: skip
-                    await asyncio.sleep(delay)
-                    backoff = min(backoff * 2, self.backoff_max)
+                finally:
+                    await link.close()
+                self._set_link(False)
+                delay = backoff * (0.75 + secrets.randbelow(500) / 1000)  # jitter
+                await asyncio.sleep(delay)
+                backoff = min(backoff * 2, self.backoff_max)
         finally:
             self._set_link(False)
 
-    def _check_granted(self, granted: Sequence[Any]) -> None:
-        """A refused subscription (broker ACL) is an error, not a silent empty feed."""
-        codes = [int(getattr(g, "value", g)) for g in granted]
-        if any(c >= 0x80 for c in codes):
-            raise aiomqtt.MqttError(f"the broker refused a subscription (codes {codes})")
-        if any(c == 0 for c in codes):
-            self.log.warning(
-                "the broker granted QoS 0: messages published while RAPS is down are lost",
-                codes=codes,
-            )
-
-    async def _consume(self, client: aiomqtt.Client, inbox: Inbox) -> None:
-        messages = client.messages
-        paho = client._client
+    async def _consume(self, link: ReceiverLink) -> None:
         try:
+            link.credit(CREDIT)
             while True:
-                limit = await self._take_limit()
-                _pull(paho, inbox, limit)
-                batch: list[mqtt.MQTTMessage] = []
-                if inbox.empty():
-                    # at rest: wait (and notice a lost connection: it raises MqttError)
-                    batch.append(cast(mqtt.MQTTMessage, await anext(messages)))
-                while len(batch) < limit and not inbox.empty():
-                    batch.append(inbox.get_nowait())
-                while self.room is not None and self.room() < len(batch):
-                    await self._durable()  # other sources filled it meanwhile: make room
-                await self._settle(client, batch)
+                conn, messages = await link.batch()
+                link.credit(1)  # the receiver reads on while this batch is handled
+                while messages:
+                    limit = await self._take_limit()
+                    await self._settle(link, conn, messages[:limit])
+                    messages = messages[limit:]
         except asyncio.CancelledError:
-            await self._barrier(client)
+            await link.stop(BARRIER_SECONDS + 1.0)
             raise
-
-    async def _barrier(self, client: aiomqtt.Client) -> None:
-        """On stop: wait until the broker has read every acknowledgement we sent.
-
-        Closing a TCP socket that still has unread incoming data (the broker keeps
-        sending) resets the connection, and the broker then drops what it had not read
-        yet: the last PUBACKs, so applied messages would come again after a restart.
-        The broker handles a client's packets in order, so once it answers an
-        UNSUBSCRIBE (of a filter we never use: no side effect) it has read them all.
-        """
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(client.unsubscribe(self.topics.barrier), BARRIER_SECONDS)
 
     async def _take_limit(self) -> int:
         """How many messages the next batch may take: while the service has no room for
@@ -364,7 +276,7 @@ class MqttIngest:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.backoff_max)
 
-    async def _settle(self, client: aiomqtt.Client, batch: list[mqtt.MQTTMessage]) -> None:
+    async def _settle(self, link: ReceiverLink, conn: int, batch: list[Message]) -> None:
         """Handle a batch, then publish its dead letters, make it durable and ack it.
 
         Without a `flush` and without dead letters the batch is acknowledged at once.
@@ -376,10 +288,10 @@ class MqttIngest:
         self.batches += 1
         dead = self.handle([_item(m) for m in batch])
         if not dead and self.flush is None:
-            _ack(client._client, batch)
+            link.ack(conn, batch)
             await asyncio.sleep(0)  # let the event loop breathe between batches
             return
-        finish = asyncio.ensure_future(self._finish(client, batch, dead))
+        finish = asyncio.ensure_future(self._finish(link, conn, batch, dead))
         try:
             await asyncio.shield(finish)
         except asyncio.CancelledError:
@@ -388,14 +300,14 @@ class MqttIngest:
             raise
 
     async def _finish(
-        self, client: aiomqtt.Client, batch: Sequence[mqtt.MQTTMessage], dead: list[bytes]
+        self, link: ReceiverLink, conn: int, batch: list[Message], dead: list[bytes]
     ) -> None:
         if dead:
-            topic = self.topics.deadletter
-            await asyncio.gather(*(client.publish(topic, body, qos=1) for body in dead))
+            if not await link.publish(conn, dead):
+                return  # the connection went meanwhile: the batch comes again
             self.dead_letters_published += len(dead)
         await self._durable()
-        _ack(client._client, batch)
+        link.ack(conn, batch)
 
     # ---------------------------------------------------------------- a batch
 
@@ -543,43 +455,6 @@ def _encodable(text: str) -> str:
     return text
 
 
-def _ack(paho: mqtt.Client, batch: Sequence[mqtt.MQTTMessage]) -> None:
-    """PUBACK every QoS 1 message of a handled batch, in the order received.
-
-    The batch's PUBACKs go out as one write: paho's `ack` queues a packet per message and
-    writes each with its own send(), a system call per message.  The bytes are exactly
-    the ones `ack` queues (MQTT 3.1.1 and 5 alike: type, length 2, packet id; MQTT 5
-    leaves out the reason code when it is Success), queued on paho's own outgoing queue
-    as one packet, so they keep their place among paho's other packets.
-    """
-    acks = [_PUBACK.pack(mqtt.PUBACK, 2, m.mid) for m in batch if m.qos == 1]
-    if acks:
-        paho._packet_queue(mqtt.PUBACK, b"".join(acks), 0, 1)
-    for m in batch:
-        if m.qos == 2:  # we subscribe at QoS 1: a broker that sends QoS 2 still works
-            paho.ack(m.mid, m.qos)
-
-
-def _pull(paho: mqtt.Client, inbox: Inbox, limit: int) -> None:
-    """Read the packets already waiting on the socket, up to `limit` messages.
-
-    aiomqtt reads one packet per event-loop turn; under load that turn, not the work,
-    is most of the cost per message.  paho's loop_read is its public API for reading
-    in one's own loop; it runs on the loop's thread like aiomqtt's own reader.  It
-    stops at the first turn that brings no new message (no data, or a non-message
-    packet) with nothing left in the read buffer (adapters.mqtt.readbuffer: what is
-    there would not wake the event loop); a lost connection is reported by paho's
-    callbacks as usual.
-    """
-    ok = mqtt.MQTT_ERR_SUCCESS
-    while inbox.qsize() < limit:
-        before = inbox.qsize()
-        if paho.loop_read() != ok:
-            return
-        if inbox.qsize() == before and not buffered(paho):
-            return
-
-
 def _event_source(ref: TopicRef) -> str:
     """FloorEvent.source when the payload names none: the topic below the site."""
     if ref.ident is None:
@@ -587,11 +462,10 @@ def _event_source(ref: TopicRef) -> str:
     return f"mqtt:{ref.kind.value}/{ref.ident}"
 
 
-def _item(m: mqtt.MQTTMessage) -> _Item:
-    payload = m.payload
-    raw = payload if type(payload) is bytes else bytes(payload)
+def _item(m: Message) -> _Item:
+    topic, payload, _mid, _qos, retain = m
     try:
-        topic = m.topic
+        text = topic.decode("utf-8")
     except UnicodeDecodeError:  # brokers check topics are UTF-8; one that did not
-        topic = bytes(m._topic).decode("utf-8", "replace")
-    return _Item(topic, raw, bool(m.retain))
+        text = topic.decode("utf-8", "replace")
+    return _Item(text, payload, retain)

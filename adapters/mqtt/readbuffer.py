@@ -8,14 +8,16 @@ serves paho's small reads from them.  Every exception of the socket's own recv()
 (nothing to read yet, TLS wanting more, a reset) reaches paho unchanged, so paho's
 error handling is the same.
 
-Bytes that were read but not yet handed to paho are reported by `pending()`, the
-method paho and aiomqtt already ask of a TLS socket for the same reason (a TLS record
-decrypted but not yet read): both keep reading while it is non-zero, so nothing waits
-in the buffer for the socket to become readable again.
+Bytes that were read but not yet handed to paho are reported by `unread()`: whoever
+reads the connection (adapters.mqtt.receiver) goes on while it is non-zero, as nothing
+else would wake it for them: the socket has no more to say.  (It is not called
+`pending`, the name paho and aiomqtt ask of a TLS socket: aiomqtt's reader would then
+read for as long as the broker keeps sending, ahead of any flow control.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 import paho.mqtt.client as mqtt
@@ -30,16 +32,18 @@ class _Socket(Protocol):
 class ReadBuffered:
     """A socket whose recv() is served from a buffer filled READ_SIZE bytes at a time."""
 
-    __slots__ = ("_data", "_pos", "_sock")
+    __slots__ = ("_data", "_pos", "_sock", "fills")
 
     def __init__(self, sock: _Socket) -> None:
         self._sock = sock
         self._data = b""
         self._pos = 0
+        self.fills = 0  # recv() calls on the socket
 
     def recv(self, size: int, /) -> bytes:
         data, pos = self._data, self._pos
         if pos >= len(data):
+            self.fills += 1
             data = self._sock.recv(max(size, READ_SIZE))  # raises as the socket does
             if not data:
                 return data  # the peer closed the connection
@@ -48,7 +52,7 @@ class ReadBuffered:
         self._pos = min(end, len(data))
         return data[pos:end]
 
-    def pending(self) -> int:
+    def unread(self) -> int:
         """Bytes read from the socket that paho has not taken yet (and, under TLS,
         bytes the TLS layer decrypted but nobody read)."""
         buffered = len(self._data) - self._pos
@@ -59,19 +63,26 @@ class ReadBuffered:
         return getattr(self._sock, name)  # send, fileno, close, setsockopt, ...
 
 
-def buffer_reads(client: mqtt.Client) -> None:
+def buffer_reads(client: mqtt.Client, then: Callable[[ReadBuffered], None] | None = None) -> None:
     """Give every connection `client` opens from now on a read buffer.
 
     Chained in front of the client's socket-open callback (aiomqtt's, which watches the
     socket with the event loop): the socket is wrapped before anything is read from it
-    after the CONNECT, and the callback still gets the socket itself."""
+    after the CONNECT, and the callback still gets the socket itself.  Whoever reads
+    must read on while `buffered` says bytes wait (see module docstring): `then` is
+    given each new buffered socket, after the chained callback, to take over the reading.
+    paho calls this from the thread that connects."""
     opened = client.on_socket_open
 
     def wrap(c: mqtt.Client, userdata: Any, sock: Any) -> None:
+        wrapped = None
         if sock is not None and c._sock is sock:  # paho keeps the connection's socket here
-            c._sock = cast(Any, ReadBuffered(cast(_Socket, sock)))
+            wrapped = ReadBuffered(cast(_Socket, sock))
+            c._sock = cast(Any, wrapped)
         if opened is not None:
             opened(c, userdata, sock)
+        if then is not None and wrapped is not None:
+            then(wrapped)
 
     client.on_socket_open = wrap
 
@@ -79,4 +90,4 @@ def buffer_reads(client: mqtt.Client) -> None:
 def buffered(client: mqtt.Client) -> int:
     """Bytes of the client's connection read but not yet handled (0 when unbuffered)."""
     sock = client._sock
-    return sock.pending() if isinstance(sock, ReadBuffered) else 0
+    return sock.unread() if isinstance(sock, ReadBuffered) else 0
