@@ -126,14 +126,18 @@ async def main():
                         structlog.get_logger())
     await link.start()
     await up.wait()
-    print(link.proc.pid, flush=True)
+    print("receiver", link.proc.pid, flush=True)
     await asyncio.sleep(600)
 asyncio.run(main())
 """
     daemon = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
     try:
         assert daemon.stdout is not None
-        receiver = int(daemon.stdout.readline())
+        line = daemon.stdout.readline()
+        while line and not line.startswith("receiver "):  # its log lines come first
+            line = daemon.stdout.readline()
+        assert line, "the daemon ended before its receiver was up"
+        receiver = int(line.split()[1])
         assert alive(receiver)
         daemon.kill()
         daemon.wait()

@@ -73,6 +73,7 @@ Clock = Callable[[], datetime]
 Flush = Callable[[], Awaitable[object]]  # raises when the floor log could not be written
 Room = Callable[[], int]  # events the service takes before its unwritten backlog is full
 Protocol = Literal["5", "3.1.1"]
+Settling = tuple[int, list[Message], list[bytes]]  # connection, batch, its dead letters
 
 DUPLICATE = "duplicate"  # the core's reason for an event id it applied already
 INTERNAL_ERROR = "internal_error"
@@ -81,6 +82,7 @@ RECEIVE_MAXIMUM = 2_000  # MQTT 5: unacknowledged QoS 1 messages the broker may 
 BATCH_MAX = 500
 FINISH_ON_STOP_SECONDS = 5.0
 CREDIT = 3  # batches the receiver may forward ahead of the one being handled
+SETTLING_MAX = 2  # applied batches that may wait for their flush while more are applied
 _TOPIC_CACHE_MAX = 50_000
 
 
@@ -239,6 +241,16 @@ class MqttIngest:
             self._set_link(False)
 
     async def _consume(self, link: ReceiverLink) -> None:
+        """Apply each batch as it comes; the settler makes them durable and acks them.
+
+        A batch's flush (a commit to the floor log) overlaps the handling of the next
+        batches: one flush makes every batch applied before it durable (group commit),
+        and the acks still follow in the order received.  On a stop, what was applied
+        is settled for a few seconds more (after that it is not acknowledged: it comes
+        again, as duplicates), then the receiver makes sure the broker read the acks.
+        """
+        settling: asyncio.Queue[Settling] = asyncio.Queue(maxsize=SETTLING_MAX)
+        settler = asyncio.create_task(self._settler(link, settling))
         try:
             link.credit(CREDIT)
             while True:
@@ -246,11 +258,49 @@ class MqttIngest:
                 link.credit(1)  # the receiver reads on while this batch is handled
                 while messages:
                     limit = await self._take_limit()
-                    await self._settle(link, conn, messages[:limit])
-                    messages = messages[limit:]
+                    part, messages = messages[:limit], messages[limit:]
+                    self.batches += 1
+                    dead = self.handle([_item(m) for m in part])
+                    await settling.put((conn, part, dead))  # waits while the flush lags
+                    if settler.done():
+                        settler.result()  # it failed: say why
+                    await asyncio.sleep(0)  # let the event loop breathe between batches
         except asyncio.CancelledError:
-            await link.stop(BARRIER_SECONDS + 1.0)
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(settling.join(), FINISH_ON_STOP_SECONDS)
             raise
+        finally:
+            settler.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await settler
+            await link.stop(BARRIER_SECONDS + 1.0)
+
+    async def _settler(self, link: ReceiverLink, settling: asyncio.Queue[Settling]) -> None:
+        """Publish the dead letters, make the batches durable, then ack them, in order."""
+        while True:
+            ready = [await settling.get()]
+            while not settling.empty():
+                ready.append(settling.get_nowait())
+            try:
+                await self._settle(link, ready)
+            finally:
+                for _ in ready:
+                    settling.task_done()
+
+    async def _settle(self, link: ReceiverLink, ready: list[Settling]) -> None:
+        """Without a `flush` and without dead letters a batch is acknowledged at once.
+        Otherwise its acks wait until the broker has its dead letters and the floor log
+        has its events."""
+        sent = len(ready)
+        for i, (conn, _batch, dead) in enumerate(ready):
+            if dead:
+                if not await link.publish(conn, dead):
+                    sent = i  # the connection went: this batch and those after come again
+                    break
+                self.dead_letters_published += len(dead)
+        await self._durable()
+        for conn, batch, _dead in ready[:sent]:
+            link.ack(conn, batch)
 
     async def _take_limit(self) -> int:
         """How many messages the next batch may take: while the service has no room for
@@ -275,39 +325,6 @@ class MqttIngest:
                 self.flush_failures += 1
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.backoff_max)
-
-    async def _settle(self, link: ReceiverLink, conn: int, batch: list[Message]) -> None:
-        """Handle a batch, then publish its dead letters, make it durable and ack it.
-
-        Without a `flush` and without dead letters the batch is acknowledged at once.
-        Otherwise the acks wait until the broker has the dead letters and the floor log
-        has the events; once the core has applied the batch that finish must happen
-        even if the daemon is stopping, so it is shielded from cancellation for a few
-        seconds (after that the batch is not acknowledged: it comes again, as duplicates).
-        """
-        self.batches += 1
-        dead = self.handle([_item(m) for m in batch])
-        if not dead and self.flush is None:
-            link.ack(conn, batch)
-            await asyncio.sleep(0)  # let the event loop breathe between batches
-            return
-        finish = asyncio.ensure_future(self._finish(link, conn, batch, dead))
-        try:
-            await asyncio.shield(finish)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(finish, FINISH_ON_STOP_SECONDS)
-            raise
-
-    async def _finish(
-        self, link: ReceiverLink, conn: int, batch: list[Message], dead: list[bytes]
-    ) -> None:
-        if dead:
-            if not await link.publish(conn, dead):
-                return  # the connection went meanwhile: the batch comes again
-            self.dead_letters_published += len(dead)
-        await self._durable()
-        link.ack(conn, batch)
 
     # ---------------------------------------------------------------- a batch
 
