@@ -69,8 +69,9 @@ def check_text(event_id: str, /, **fields: str | None) -> None:
 
 
 def check_card(event_id: str, card: str) -> None:
-    """A card id is printable and has no whitespace: pools are hashed newline-joined."""
-    if not card or not card.isprintable() or any(c.isspace() for c in card):
+    """A card id is printable and has no whitespace: pools are hashed newline-joined.
+    (The space is the one character both printable and whitespace.)"""
+    if not card or not card.isprintable() or " " in card:
         raise ValueError(f"event {event_id!r}: card id {card!r} must be printable, no spaces")
 
 
@@ -96,7 +97,9 @@ class FloorEvent:
             raise ValueError(f"event {self.event_id!r}: timestamp must be timezone-aware")
         if not self.event_id:
             raise ValueError("event_id must not be empty")
-        check_text(self.event_id, event_id=self.event_id, source=self.source)
+        eid, src = self.event_id, self.source
+        if not (eid.isascii() and eid.isprintable() and src.isascii() and src.isprintable()):
+            check_text(eid, event_id=eid, source=src)  # says what is wrong, if anything
         object.__setattr__(self, "epoch", self.ts.timestamp())
 
 
@@ -110,7 +113,8 @@ class _CardAtMachine(FloorEvent):
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
         check_card(self.event_id, self.card)
-        check_text(self.event_id, machine=self.machine)
+        if not (self.machine.isascii() and self.machine.isprintable()):
+            check_text(self.event_id, machine=self.machine)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +163,8 @@ class GamePlayed(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
-        check_text(self.event_id, machine=self.machine)
+        if not (self.machine.isascii() and self.machine.isprintable()):
+            check_text(self.event_id, machine=self.machine)
         if self.wager < 0 or self.win < 0:
             raise ValueError(f"event {self.event_id!r}: wager and win must be >= 0")
         _check_span(self, self.span_start)
@@ -172,7 +177,8 @@ class MachineStatusChanged(FloorEvent):
 
     def __post_init__(self) -> None:
         FloorEvent.__post_init__(self)
-        check_text(self.event_id, machine=self.machine)
+        if not (self.machine.isascii() and self.machine.isprintable()):
+            check_text(self.event_id, machine=self.machine)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -74,6 +74,7 @@ Flush = Callable[[], Awaitable[object]]  # raises when the floor log could not b
 Room = Callable[[], int]  # events the service takes before its unwritten backlog is full
 Protocol = Literal["5", "3.1.1"]
 Settling = tuple[int, list[Message], list[bytes]]  # connection, batch, its dead letters
+_Topic = tuple[TopicRef, str, str]  # a topic parsed, its metrics label, its events' source
 
 DUPLICATE = "duplicate"  # the core's reason for an event id it applied already
 INTERNAL_ERROR = "internal_error"
@@ -180,7 +181,7 @@ class MqttIngest:
         self.batches = 0
         self.dead_letters_published = 0
         self.flush_failures = 0  # tries to make a batch durable that failed (retried)
-        self._topic_cache: dict[str, TopicRef | None] = {}
+        self._topic_cache: dict[str, _Topic | None] = {}
         self.receiver: ReceiverLink | None = None  # the receiver process of the moment
 
     # ------------------------------------------------------------- connection
@@ -328,16 +329,18 @@ class MqttIngest:
 
     # ---------------------------------------------------------------- a batch
 
-    def _ref(self, topic: str) -> TopicRef | None:
+    def _ref(self, topic: str) -> _Topic | None:
+        """The topic parsed, its metrics label and its events' source, once per topic."""
         cache = self._topic_cache
         try:
             return cache[topic]
         except KeyError:
             ref = self.topics.parse(topic)
+            known = None if ref is None else (ref, source_label(ref.kind), _event_source(ref))
             if len(cache) >= _TOPIC_CACHE_MAX:
                 cache.clear()
-            cache[topic] = ref
-            return ref
+            cache[topic] = known
+            return known
 
     def handle(self, items: Sequence[_Item]) -> list[bytes]:
         """Decode, check and apply a batch in arrival order; returns its dead letters.
@@ -391,15 +394,15 @@ class MqttIngest:
         self, item: _Item, now_epoch: float, new_cards: set[str]
     ) -> tuple[str, AnyFloorEvent | Rejection]:
         """One message's source label and its event, or why it is refused."""
-        ref = self._ref(item.topic)
-        if ref is None:
+        known = self._ref(item.topic)
+        if known is None:
             return "mqtt", Rejection(WRONG_TOPIC, "the topic is not an inbound topic of this site")
-        label = source_label(ref.kind)
+        ref, label, source = known
         if item.retained:
             return label, Rejection(RETAINED, "a retained copy; inbound events are not retained")
         topic = item.topic
         result = self.decoder.decode(
-            ref.kind, ref.ident, item.payload, now_epoch, _event_source(ref), new_cards,
+            ref.kind, ref.ident, item.payload, now_epoch, source, new_cards,
             lambda data: self.gaps.observe(label, topic, data),
         )  # fmt: skip
         if not isinstance(result, Rejection):
