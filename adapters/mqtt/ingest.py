@@ -82,7 +82,7 @@ SESSION_EXPIRY_SECONDS = 7 * 24 * 3600  # how long the broker keeps messages for
 RECEIVE_MAXIMUM = 2_000  # MQTT 5: unacknowledged QoS 1 messages the broker may send
 BATCH_MAX = 500
 FINISH_ON_STOP_SECONDS = 5.0
-CREDIT = 3  # batches the receiver may forward ahead of the one being handled
+CREDIT = 8  # batches the receiver may forward ahead of the one being handled
 SETTLING_MAX = 2  # applied batches that may wait for their flush while more are applied
 _TOPIC_CACHE_MAX = 50_000
 

@@ -25,6 +25,7 @@ stdin closes: when the daemon is gone, nothing it read can be acknowledged any m
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import logging
 import os
@@ -53,10 +54,11 @@ from adapters.mqtt.link_wire import (
     decode_settings,
     frame,
 )
-from adapters.mqtt.readbuffer import buffer_reads, buffered
+from adapters.mqtt.readbuffer import ReadBuffered, buffer_reads, buffered
 
 KEEPALIVE = 60
 TICK = 0.5  # the longest wait in select: keepalive and reconnects are checked this often
+PIPE_SIZE = 1 << 20
 
 
 class Receiver:
@@ -238,16 +240,19 @@ class Receiver:
             self._forward()
 
     def _read(self) -> None:
-        """The packets of one recv() of the read buffer; paho reports a lost connection."""
+        """The packets of one recv() of the read buffer (and the end of the one it cuts
+        off); the rest waits for the next turn, after what was read is forwarded.  paho
+        reports a lost connection."""
         client = self.client
-        if client.loop_read() != mqtt.MQTT_ERR_SUCCESS:
-            if self.connected:
-                self._lost("MqttError: the connection was lost")
-            return
-        while buffered(client) and client.socket() is not None:
+        sock = client.socket()
+        fills = sock.fills if isinstance(sock, ReadBuffered) else 0
+        while True:
             if client.loop_read() != mqtt.MQTT_ERR_SUCCESS:
                 if self.connected:
                     self._lost("MqttError: the connection was lost")
+                return
+            sock = client.socket()
+            if not isinstance(sock, ReadBuffered) or not sock.unread() or sock.fills > fills + 1:
                 return
 
     def _forward(self) -> None:
@@ -390,6 +395,10 @@ def main() -> None:
     # frames go to the stdout we were given; anything else printed goes to stderr
     out = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    # room for several batches in the pipe (Linux: 64 KB by default, less than one batch
+    # of 500 messages), so forwarding one does not wait for the daemon's next turn
+    with contextlib.suppress(AttributeError, OSError):
+        fcntl.fcntl(out, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
     inp = sys.stdin.fileno()
     frames = FrameReader()
     settings, early = _read_settings(inp, frames)
