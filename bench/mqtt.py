@@ -26,9 +26,11 @@ Measured, at QoS 0 and QoS 1, on the same broker in the same run, alternating:
           (adapters.mqtt.receiver) forwarding batches that are only counted and
           acknowledged; ingest / receiver is what the work itself costs;
 - ingest: adapters.mqtt.MqttIngest into a real raps.service.Service (SQLite floor log
-          flushed every 0.5 s and the 0.2 s tick running, as in the daemon): JSON
-          parse, schema check, topic and clock rules, FloorEvent, ordering guard, core
-          apply, manual acknowledgements.
+          flushed every 0.5 s and the 0.2 s tick running, as in the daemon): its
+          receiver process, then JSON parse, schema check, topic and clock rules,
+          FloorEvent, ordering guard, core apply, the floor log written before the
+          manual acknowledgements.  Its CPU figure is the daemon process's alone (the
+          receiver's is not in it).
 
 Rate = messages / (time of the last message handled - time of the first received).
 Target (issue 20): ingest >= 0.8 x the bare paho subscriber at each QoS, backlog mode
