@@ -203,6 +203,10 @@ class Chaos:
                                   cwd=self.folder, name="raps run",
                                   env={CLOCK_OFFSET_ENV: str(self.offset_file)})  # fmt: skip
         self._spawn(create_key=True)
+        # a new broker holds no session for the daemon yet: what is published before its
+        # receiver subscribed would reach nobody (after this, the session keeps it)
+        assert self.hand is not None
+        self.hand.wait_inbound(READY_SECONDS)
         self.load = Load(Publisher(self.broker.host, self.broker.port, SITE))
         self.load.start()
         assert self.hand is not None

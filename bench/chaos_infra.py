@@ -392,6 +392,17 @@ class Handheld:
         data: dict[str, Any] = r.json() if r.is_success else {}
         return data or None
 
+    def wait_inbound(self, seconds: float) -> None:
+        """Until the daemon's MQTT ingest is subscribed (its link gauge says so)."""
+        deadline = time.monotonic() + seconds
+        up = 'raps_source_link_up{kind="mqtt",name="inbound"} 1.0'
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if up in self.client.get("/metrics").text.splitlines():
+                    return
+            time.sleep(0.05)
+        raise RuntimeError(f"the daemon's MQTT ingest was not subscribed in {seconds} s")
+
     def points(self, card: str) -> float | None:
         try:
             r = self.client.get(f"/api/tickets/players/{card}")

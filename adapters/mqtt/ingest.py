@@ -262,10 +262,7 @@ class MqttIngest:
                     part, messages = messages[:limit], messages[limit:]
                     self.batches += 1
                     dead = self.handle([_item(m) for m in part])
-                    await settling.put((conn, part, dead))  # waits while the flush lags
-                    if settler.done():
-                        settler.result()  # it failed: say why
-                    await asyncio.sleep(0)  # let the event loop breathe between batches
+                    await self._hand_over(settling, (conn, part, dead), settler)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(settling.join(), FINISH_ON_STOP_SECONDS)
@@ -276,6 +273,23 @@ class MqttIngest:
                 await settler
             await link.stop(BARRIER_SECONDS + 1.0)
 
+    async def _hand_over(
+        self, settling: asyncio.Queue[Settling], batch: Settling, settler: asyncio.Task[None]
+    ) -> None:
+        """Queue an applied batch for the settler; waits while the flush lags, and raises
+        what stopped the settler (its batches are not acknowledged: they come again)."""
+        if settling.full():
+            put = asyncio.ensure_future(settling.put(batch))
+            await asyncio.wait({put, settler}, return_when=asyncio.FIRST_COMPLETED)
+            if not put.done():
+                put.cancel()
+        else:
+            settling.put_nowait(batch)
+        if settler.done():
+            settler.result()
+            raise ReceiverGone("the settler ended")
+        await asyncio.sleep(0)  # let the event loop breathe between batches
+
     async def _settler(self, link: ReceiverLink, settling: asyncio.Queue[Settling]) -> None:
         """Publish the dead letters, make the batches durable, then ack them, in order."""
         while True:
@@ -284,6 +298,9 @@ class MqttIngest:
                 ready.append(settling.get_nowait())
             try:
                 await self._settle(link, ready)
+            except Exception:
+                self.log.exception("settling a batch failed; the receiver starts over")
+                raise
             finally:
                 for _ in ready:
                     settling.task_done()

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from adapters.mqtt.config import MqttConfig
+if TYPE_CHECKING:  # the receiver starts without pydantic
+    from adapters.mqtt.config import MqttConfig
 
 _LENGTH = struct.Struct("!I")
 BARRIER_SECONDS = 2.0  # how long a stop waits for the broker to answer the barrier
