@@ -24,9 +24,13 @@ NEXT_ITEMS = 6
 
 def session_row(service: Service, plan: SessionPlan) -> dict[str, Any]:
     s = service.sessions.get(plan.session_id)
-    started = s is not None and s.state != SessionState.SCHEDULED
+    deferred = service.deferred.get(plan.session_id)  # closed, not restored yet
+    started = deferred is not None or (s is not None and s.state != SessionState.SCHEDULED)
+    held = deferred or s
     state = (
-        "cancelled" if plan.status == Status.CANCELLED else (s.state.value if s else "scheduled")
+        "cancelled"
+        if plan.status == Status.CANCELLED
+        else (held.state.value if held is not None else "scheduled")
     )
     facts = service.planner.schedule.facts.get(plan.promotion_id)
     return {
@@ -48,7 +52,7 @@ def session_row(service: Service, plan: SessionPlan) -> dict[str, Any]:
         "rehearsal": s.rehearsal if started and s is not None else plan.rehearsal,
         "status": plan.status.value,
         "state": state,
-        "picks": len(s.picks) if s else 0,
+        "picks": len(s.picks) if s else None if deferred else 0,
         "occurrence": plan.occurrence,
         "off_calendar": plan.off_calendar,
         "changeable": not started and plan.status != Status.CANCELLED,

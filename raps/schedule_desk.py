@@ -43,7 +43,9 @@ class ScheduleUnavailable(RuntimeError):
 
 class ScheduleDesk:
     """The schedule and the service's sessions it governs (`sessions`, shared with the
-    service); `changed(session_id)` tells the service a session was added or replaced."""
+    service); `changed(session_id)` tells the service a session was added or replaced.
+    `deferred`: the closed sessions a start has not restored yet (shared too), started
+    all the same: no change reaches them."""
 
     def __init__(
         self,
@@ -55,9 +57,11 @@ class ScheduleDesk:
         clock: Callable[[], datetime],
         metrics: Metrics,
         changed: Callable[[str], None],
+        deferred: Mapping[str, object] | None = None,
     ) -> None:
         self.cfg, self.journal, self.lock, self.floor = cfg, journal, lock, floor
         self.sessions, self.clock, self.metrics, self.changed = sessions, clock, metrics, changed
+        self.deferred: Mapping[str, object] = {} if deferred is None else deferred
         self.schedule = cfg.new_schedule()
         self._promotions = cfg.promotions()
         self._dirty = False
@@ -174,7 +178,7 @@ class ScheduleDesk:
                             reason: str) -> list[Record]:  # fmt: skip
         async def run(cmd: Command) -> list[Record]:
             taken = frozenset(await self.journal.session_ids())
-            started = frozenset(s for s in self.sessions if self._started(s))
+            started = self._all_started()
             return self.schedule.set_promotion(cmd, plan, reason, started=started, taken=taken)
 
         return await self._change(actor, command_id, run)
@@ -183,7 +187,7 @@ class ScheduleDesk:
                      doc: Mapping[str, Any], reason: str) -> list[Record]:  # fmt: skip
         async def run(cmd: Command) -> list[Record]:
             self._none_open(promotion_id)
-            started = frozenset(s for s in self.sessions if self._started(s))
+            started = self._all_started()
             return self.schedule.define(cmd, promotion_id, doc, reason, started=started)
 
         return await self._change(actor, command_id, run)
@@ -199,7 +203,7 @@ class ScheduleDesk:
             if waiting is not None and waiting.definition is not None:
                 self._none_open(promotion_id)
             taken = frozenset(await self.journal.session_ids())
-            started = frozenset(s for s in self.sessions if self._started(s))
+            started = self._all_started()
             return self.schedule.approve_promotion(
                 cmd, promotion_id, reason, started=started, taken=taken
             )
@@ -215,7 +219,12 @@ class ScheduleDesk:
                     f"session {s.session_id} of it is open: change who qualifies after it closes",
                 )
 
+    def _all_started(self) -> frozenset[str]:
+        return frozenset(s for s in self.sessions if self._started(s)) | frozenset(self.deferred)
+
     def _started(self, session_id: str) -> bool:
+        if session_id in self.deferred:  # closed, its records not restored yet
+            return True
         s = self.sessions.get(session_id)
         return s is not None and (s.state != SessionState.SCHEDULED or bool(s.records))
 

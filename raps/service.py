@@ -3,22 +3,26 @@
 It owns the one `Floor` and the configured draw sessions.  Commands run one at a
 time (an asyncio lock): the core decides, the journal commits, and only then is the
 outcome returned or published, so nothing is shown that a crash could take back.
-On start it restores the floor (snapshot + replay) and every session from the
-journal, unsealing open sessions' seeds with the credential key; a journal that went
-back behind its own last commit is refused whole, and the service then restores and
-writes nothing (raps.store.headmark).
+On start it restores the floor (snapshot + replay) and every session that is not closed
+from the journal, unsealing open sessions' seeds with the credential key; the closed ones
+are known as closed at once and restored after the start, in the background, or first
+when a command or a view names one (raps.session_loader).  A journal that went back
+behind its own last commit is refused whole, and the service then restores and writes
+nothing (raps.store.headmark).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import text
@@ -37,14 +41,14 @@ from raps.logs import get_logger
 from raps.metrics import Metrics
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
-from raps.session_loader import SessionLoader, SessionRefused
+from raps.session_loader import ClosedSession, SessionLoader, SessionRefused
 from raps.session_views import log_fields, session_summary
 from raps.signing import SigningKey
 from raps.storage_health import FloorLogUnavailable, StorageHealth, StorageUnavailable
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.headmark import HeadMark
-from raps.store.journal import JournalRewound, JournalStore
+from raps.store.journal import JournalRewound, JournalStore, JournalTampered
 from raps.ticket_calendar_desk import TicketCalendarDesk
 from raps.tickets.desk import TicketDesk
 from raps.tickets.stage import StageDesk
@@ -64,6 +68,7 @@ from selector.session import (
 )
 
 DEDUPE_WINDOW = 200_000  # event ids remembered for duplicate suppression
+RESTORE_RETRY_SECONDS = 5.0  # a background restore the database failed, tried again
 
 
 class UnknownSession(KeyError):
@@ -127,6 +132,8 @@ class Service(ClaimCommands[CommandResult]):
         self.conditions = self.stage.conditions = Conditions(self.games.safe_cracked)
         self.sessions: dict[str, DrawSession] = {}
         self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
+        # closed sessions not restored yet (the start defers them): closed all the same
+        self.deferred: dict[str, ClosedSession] = {}
         self.planner = ScheduleDesk(
             cfg,
             self.journal,
@@ -136,8 +143,13 @@ class Service(ClaimCommands[CommandResult]):
             clock,
             metrics,
             self._session_changed,
+            self.deferred,
         )
         self.loader = SessionLoader(self.journal, self.planner, sealer)
+        # the deferred sessions' restore after start, and what it awaits between its
+        # chunks (a test holds it there)
+        self.restoring: asyncio.Task[None] | None = None
+        self.restore_pace: Callable[[], Awaitable[None]] = partial(asyncio.sleep, 0)
         self.ticket_calendars = TicketCalendarDesk(cfg, self.planner, self.tickets, self.stage,
                                                    self.games, clock)  # fmt: skip
         self.sources: dict[str, bool] = {}
@@ -178,7 +190,10 @@ class Service(ClaimCommands[CommandResult]):
         self.metrics.journal_head.set(head.seq if head else 0)
         self.log.info("service started", journal_head=str(head) if head else None,
                       floor_events_replayed=replayed, sessions=len(self.sessions),
+                      closed_sessions_deferred=len(self.deferred),
                       schedule_records_seeded=seeded)  # fmt: skip
+        if self.deferred:  # last: nothing of the start waits for it
+            self.restoring = asyncio.create_task(self._restore_closed(), name="restore-closed")
 
     async def _restore_floor(self) -> int:
         snap = await self.floorlog.latest_snapshot()
@@ -205,16 +220,75 @@ class Service(ClaimCommands[CommandResult]):
         return replayed
 
     async def _restore_sessions(self) -> None:
-        """Every scheduled session from its journal; one the journal does not vouch for
-        is refused (raps.session_loader), every command on it answered with why."""
-        sessions, refused = await self.loader.load_all(self.planner.live())
+        """Every scheduled session that is not closed from its journal; one the journal
+        does not vouch for is refused (raps.session_loader), every command on it answered
+        with why. The closed ones are deferred: restored after the start."""
+        sessions, refused, deferred = await self.loader.load_start(self.planner.live())
         self.sessions.update(sessions)
+        self.deferred.update(deferred)
         for sid, reason in refused.items():
             self._refuse(sid, reason)
-        self.metrics.count_sessions(self.sessions.values())
+        self._count_sessions()
+
+    async def _restore_closed(self) -> None:
+        """The deferred sessions, restored and checked after the start (newest close
+        first), a chunk at a time; the database failing, tried again until it works."""
+        while self.deferred:
+            ids = sorted(self.deferred, key=lambda sid: -self.deferred[sid].closed_seq)
+            try:
+                await self.loader.restore_closed(ids, self._restored, self.restore_pace)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                self.log.error("closed sessions' restore failed; trying again",
+                               error=type(e).__name__, left=len(self.deferred))  # fmt: skip
+                await asyncio.sleep(RESTORE_RETRY_SECONDS)
+                continue
+            self.deferred.clear()  # each was installed or refused (or a command loaded it)
+        self._count_sessions()
+        await self.tickets.sync()  # the winners' bonus credits their awards left unjournaled
+        if gc.get_freeze_count():  # out of the collector's sight, as the start's (gcpolicy)
+            gc.freeze()
+        self.log.info("closed sessions restored", sessions=len(self.sessions),
+                      refused=len(self.refused))  # fmt: skip
+
+    def _restored(self, session_id: str, s: DrawSession | None, reason: str | None) -> None:
+        """One deferred session restored (or refused, with why), unless a command or a
+        view got to it first."""
+        if self.deferred.pop(session_id, None) is None:
+            return
+        if s is None:
+            self._refuse(session_id, reason or "refused")
+            return
+        self.sessions[session_id] = s
+        self.tickets.raps_awards(s.records)  # as reconcile_awards at start
+        self.live.notify(session_id)  # the screens that were told of it, as at a close
+
+    async def ensure(self, session_id: str) -> None:
+        """A deferred session restored now, before a command or a view uses it."""
+        if session_id not in self.deferred:
+            return
+        s: DrawSession | None = None
+        reason: str | None = None
+        try:
+            s = await self.loader.load_closed(session_id)
+        except (JournalTampered, SessionError) as e:
+            reason = str(e)
+        except Exception as e:
+            raise JournalUnavailable("the journal cannot be read; try again shortly") from e
+        self._restored(session_id, s, reason)
+        self._count_sessions()
+
+    def _count_sessions(self) -> None:
+        self.metrics.count_sessions(self.counted_sessions())
+
+    def counted_sessions(self) -> Iterable[DrawSession | ClosedSession]:
+        """Every session the service holds: the restored, and the closed ones deferred."""
+        return chain(self.sessions.values(), self.deferred.values())
 
     def _refuse(self, session_id: str, reason: str) -> None:
         self.sessions.pop(session_id, None)
+        self.deferred.pop(session_id, None)
         self.refused[session_id] = reason
         self.metrics.refused("sessions", len(self.refused))
         self.log.error("session refused", session=session_id, reason=reason)
@@ -356,7 +430,7 @@ class Service(ClaimCommands[CommandResult]):
 
     def _session_changed(self, session_id: str) -> None:
         """The schedule added, rescheduled or cancelled a session: gauges, screens."""
-        self.metrics.count_sessions(self.sessions.values())
+        self._count_sessions()
         self.live.notify(session_id)
 
     # ----------------------------------------------------------------- commands
@@ -366,6 +440,11 @@ class Service(ClaimCommands[CommandResult]):
             raise JournalUnavailable(f"the journal is refused: {self.journal.refused}")
         s = self.sessions.get(session_id)
         if s is None:
+            if session_id in self.deferred:  # `ensure` first; a caller that did not
+                raise SessionError(
+                    f"session {session_id} is closed: its records are being restored "
+                    "after the start; ask again in a moment"
+                )
             if session_id in self.refused:
                 raise SessionError(
                     f"session {session_id} is refused: {self.refused[session_id]}"
@@ -473,6 +552,7 @@ class Service(ClaimCommands[CommandResult]):
         before: Callable[[DrawSession], Awaitable[Any]] | None = None,
     ) -> CommandResult:
         """Steps committed one by one; `before` (awaited) gives the last one its argument."""
+        await self.ensure(session_id)
         async with self._lock:
             self.session(session_id)
             if session_id in self._needs_resync:
@@ -539,7 +619,7 @@ class Service(ClaimCommands[CommandResult]):
         try:
             self.tickets.raps_awards(new)  # the winners' bonus tickets, if any
             self.metrics.count_outcomes(s, new)
-            self.metrics.count_sessions(self.sessions.values())
+            self._count_sessions()
             for rec in new:
                 self.log.info(rec.type, **log_fields(rec))
         except Exception:  # bookkeeping must never take the service down
@@ -581,6 +661,9 @@ class Service(ClaimCommands[CommandResult]):
 
     async def stop(self) -> None:
         """Graceful stop: wait for a command in flight, flush events, snapshot the floor."""
+        if self.restoring is not None:
+            self.restoring.cancel()
+            await asyncio.gather(self.restoring, return_exceptions=True)
         async with self._lock:
             try:
                 if self.journal.refused is None:  # a refused start restored no floor to save

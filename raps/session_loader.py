@@ -13,19 +13,29 @@ close, or give a pick back to its winner).  After a start each pool an open or
 scheduled session draws from is stored in full in the background, so its first pick
 writes a delta; a draw whose winner was never committed has the journal entry the witness
 signs noted.
+
+A start restores only the sessions that are not closed (`load_start`): which ones are
+closed it learns from the `session.closed` rows' columns (an index, no entry read), and
+those it restores after the daemon is ready (`restore_closed`, in chunks that yield to the
+event loop; `load_closed` for one asked for first), with the same checks.  The columns
+are outside the chain, so they only decide when a session is read: one they call closed
+whose records do not close it is refused, and one whose close they hide is read at start
+like an open one (a `session.closed` row deleted breaks its range's links).
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from raps.chain import Entry
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
 from raps.store.journal import JournalStore, JournalTampered, with_pools
-from raps.store.journal_read import read_sessions
+from raps.store.journal_read import SessionsRead, read_sessions
 from selector.floor import Floor
 from selector.lifecycle import verify_lifecycle
 from selector.records import Record
@@ -97,6 +107,117 @@ class SessionLoader:
                 return f"its picks do not recompute from its seed: {bad[0]}"
         return None
 
+    async def load_start(
+        self, plans: Iterable[SessionPlan]
+    ) -> tuple[dict[str, DrawSession], dict[str, str], dict[str, ClosedSession]]:
+        """What a start restores before it is ready: the sessions that may run and those
+        refused (as `load_all`), of the sessions not closed only, and the closed ones, by
+        the `session.closed` rows' columns, to restore later (`restore_closed`).
+
+        No pass over the journal: one indexed query finds the closed sessions, one batch
+        of indexed lookups those with no entry at all (not opened: their plan as it is),
+        and each of the others (open, or with entries but no close) is read and checked
+        entry by entry, as after a failed commit."""
+        by_id = {p.session_id: p for p in plans}
+        closed_rows = await self.journal.closed_sessions()
+        deferred = {
+            sid: ClosedSession(sid, p.promotion_id, p.rehearsal, closed_rows[sid])
+            for sid, p in by_id.items()
+            if sid in closed_rows
+        }
+        rest = [sid for sid in by_id if sid not in deferred]
+        present = await self.journal.filed(rest)
+        sessions: dict[str, DrawSession] = {}
+        refused: dict[str, str] = {}
+        with _collector_off():
+            for sid in rest:
+                if sid not in present:  # never opened, nothing filed: the plan as it is
+                    sessions[sid] = self.planner.scheduled(by_id[sid])
+                    continue
+                try:
+                    sessions[sid] = await self.load_one(sid, to_head=True)
+                except (JournalTampered, SessionError) as e:
+                    refused[sid] = str(e)
+        return sessions, refused, deferred
+
+    async def load_one(self, session_id: str, to_head: bool = False) -> DrawSession:
+        """One session read and checked entry by entry (`load_checked`), after the rows
+        of other sessions that name it are looked for; SessionRefused with why.
+
+        to_head: one not closed has the chain checked from its last entry to the head as
+        well: a row missing there may be its own close (the `session.closed` row deleted,
+        which would open it again), so it is refused."""
+        reason = (await self.journal.misfiled([session_id])).get(session_id)
+        if reason is not None:
+            raise SessionRefused(reason)
+        s, entries, seed = await self._load(session_id)
+        reason = await self.check(s, entries, seed)
+        head = self.journal.head
+        last = entries[-1].seq if entries else None
+        if reason is None and to_head and last and head and head.seq > last:
+            gap = (
+                None
+                if s.state == SessionState.CLOSED
+                else await self.journal.chain_break(last + 1, head.seq)
+            )
+            if gap is not None:
+                reason = f"the journal after its last entry is broken: {gap}"
+        if reason is not None:
+            raise SessionRefused(reason)
+        return s
+
+    async def load_closed(self, session_id: str) -> DrawSession:
+        """A session the columns call closed, read and checked now (`load_one`): refused
+        too when its records do not close it (the column was edited)."""
+        return _closed(await self.load_one(session_id))
+
+    async def restore_closed(
+        self,
+        ids: Iterable[str],
+        done: Callable[[str, DrawSession | None, str | None], None],
+        pace: Callable[[], Awaitable[None]],
+        chunk: int = 50,
+    ) -> None:
+        """The closed sessions restored after the start, as `load_all` restores sessions:
+        one pass over the journal for them all (its rows read a partition at a time),
+        then built and checked `chunk` sessions at a time; `done(session_id, session,
+        None)` or `done(session_id, None, why)` for each, and `pace()` awaited before the
+        pass, between its partitions and between chunks (it yields to the event loop)."""
+        wanted = list(ids)
+        if not wanted:
+            return
+        await pace()  # first of all: the start it follows has the loop to itself
+        read = await read_sessions(self.journal.engine, wanted, partition=2_000, pace=pace)
+        sealed = await self.journal.sealed_seeds()
+        for i in range(0, len(wanted), chunk):
+            await pace()
+            with _collector_off():
+                for sid in wanted[i : i + chunk]:
+                    try:
+                        s = _closed(await self._from_read(sid, read, sealed))
+                    except (JournalTampered, SessionError) as e:
+                        done(sid, None, str(e))
+                    else:
+                        done(sid, s, None)
+                    read.entries.pop(sid, None)  # what was read goes as it is used
+                    read.records.pop(sid, None)
+
+    async def _from_read(
+        self, sid: str, read: SessionsRead, sealed: dict[str, tuple[bytes, bytes]]
+    ) -> DrawSession:
+        """One session from what a pass read, checked; SessionRefused with why."""
+        if sid in read.suspect:
+            return await self.load_one(sid)
+        entries, records = read.entries[sid], read.records[sid]
+        box = sealed.get(sid) if records else None
+        seed = None if box is None else self.sealer.unseal(sid, *box)
+        s = await self._build(sid, entries, records, seed)
+        linked = not entries or read.links_ok(entries[0].seq, entries[-1].seq)
+        reason = await self.check(s, entries, seed, linked, records)
+        if reason is not None:
+            raise SessionRefused(reason)
+        return s
+
     async def load_all(
         self, plans: Iterable[SessionPlan]
     ) -> tuple[dict[str, DrawSession], dict[str, str]]:
@@ -105,15 +226,8 @@ class SessionLoader:
         One pass over the journal reads them all (raps.store.journal_read) and one query
         their sealed seeds; a session with a row that pass cannot vouch for is read again
         entry by entry, which says why it is refused."""
-        # what is built here lives as long as the daemon: the cyclic collector walking it
-        # again and again while it is built cost a third of the restore's CPU
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with _collector_off():
             return await self._load_all([p.session_id for p in plans])
-        finally:
-            if collecting:
-                gc.enable()
 
     async def _load_all(self, ids: list[str]) -> tuple[dict[str, DrawSession], dict[str, str]]:
         read = await read_sessions(self.journal.engine, ids)
@@ -121,25 +235,10 @@ class SessionLoader:
         sessions: dict[str, DrawSession] = {}
         refused: dict[str, str] = {}
         for sid in ids:
-            reason: str | None = None
             try:
-                if sid in read.suspect:
-                    reason = (await self.journal.misfiled([sid])).get(sid)
-                    if reason is None:
-                        sessions[sid] = await self.load_checked(sid)
-                else:
-                    entries, records = read.entries[sid], read.records[sid]
-                    box = sealed.get(sid) if records else None
-                    seed = None if box is None else self.sealer.unseal(sid, *box)
-                    s = await self._build(sid, entries, records, seed)
-                    linked = not entries or read.links_ok(entries[0].seq, entries[-1].seq)
-                    reason = await self.check(s, entries, seed, linked, records)
-                    if reason is None:
-                        sessions[sid] = s
+                sessions[sid] = await self._from_read(sid, read, sealed)
             except (JournalTampered, SessionError) as e:
-                reason = str(e)
-            if reason is not None:
-                refused[sid] = reason
+                refused[sid] = str(e)
         return sessions, refused
 
     def store_pools(self, floor: Floor, sessions: Iterable[DrawSession]) -> None:
@@ -160,3 +259,37 @@ class SessionLoader:
 
 class SessionRefused(SessionError):
     """A session whose journal records fail the checks it must pass before it runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedSession:
+    """A session the journal's columns call closed, not restored yet: what the service
+    knows of it meanwhile (the gauges count it, the schedule holds it as started)."""
+
+    session_id: str
+    promotion_id: str
+    rehearsal: bool  # the plan's until restored (its session.opened record's then)
+    closed_seq: int  # the `session.closed` row's seq, as its column says
+    state: SessionState = SessionState.CLOSED
+
+
+def _closed(s: DrawSession) -> DrawSession:
+    if s.state != SessionState.CLOSED:
+        raise SessionRefused(
+            "the journal's columns file a session.closed row under it, but its records "
+            f"leave it {s.state.value}: a column was edited"
+        )
+    return s
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """What is built here lives as long as the daemon: the cyclic collector walking it
+    again and again while it is built cost a third of the restore's CPU."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

@@ -175,12 +175,20 @@ def _quote(path: str) -> str:
 
 
 def create_app(service: Service, cfg: Config) -> FastAPI:
+    async def restored(request: Request) -> None:
+        """A closed session a start deferred, restored before any route reads it (the
+        routes name it in the path, the live stream in `session`)."""
+        sid = request.path_params.get("session_id") or request.query_params.get("session")
+        if sid:
+            await service.ensure(sid)
+
     app = FastAPI(
         title="RAPS floor service",
         version="1",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,  # served below, to signed-in callers only
+        dependencies=[Depends(restored)],
     )
     web = WebContext(service, cfg)
     app.state.web = web
@@ -279,6 +287,17 @@ def create_app(service: Service, cfg: Config) -> FastAPI:
                 "claim_seconds": s.rules.claim_seconds,
             }
             for s in service.sessions.values()
+        ] + [  # closed, their records still being restored after a start: picks unknown
+            {
+                "session_id": d.session_id,
+                "promotion_id": d.promotion_id,
+                "state": d.state.value,
+                "rehearsal": d.rehearsal,
+                "picks": None,
+                "starts": (plan := service.planner.plan(d.session_id)).starts.isoformat(),
+                "claim_seconds": plan.claim_seconds,
+            }
+            for d in list(service.deferred.values())
         ]
 
     @app.get("/api/sessions/{session_id}", tags=["sessions"])

@@ -9,6 +9,7 @@ card number from its masked form.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -218,6 +219,9 @@ async def running_service(cfg: Config, clock: Clock, **options: Any) -> AsyncIte
         await service.start()
         yield service
     finally:
+        if service.restoring is not None:  # the closed sessions' restore, if still running
+            service.restoring.cancel()
+            await asyncio.gather(service.restoring, return_exceptions=True)
         await engine.dispose()
 
 

@@ -323,7 +323,7 @@
     const rows = [["Promotion", s.promotion], ["Status", s.status], ["State", s.state],
       ["Starts", shown(s.at)], ["Window ends", s.ends ? shown(s.ends) : "no window"],
       ["Winners", `${s.slots} slots, ${s.tables} tables`], ["Claim", claimText(s)],
-      ["Mode", s.rehearsal ? "rehearsal" : "live"], ["Picks", String(s.picks)]];
+      ["Mode", s.rehearsal ? "rehearsal" : "live"], ["Picks", s.picks === null ? "…" : String(s.picks)]];
     if (s.off_calendar) rows.push(["Off the calendar", s.off_calendar]);
     const hist = el("ul", { class: "hist" }, s.history.map((h) => el("li", {},
       `${shown(h.at)} · ${h.type.replace("session_", "")}${h.changed.length ? " (" + h.changed.join(", ") + ")" : ""} by ${h.user} (${h.role}): ${h.reason}`)));

@@ -140,7 +140,7 @@
       el("span", { class: "s-meta" }, `session ${s.session_id} · `,
         isToday ? el("span", { class: "tag today" }, "TODAY") : null,
         el("span", { class: "tag " + (s.rehearsal ? "rehearsal" : "live") }, s.rehearsal ? "REHEARSAL" : "LIVE"),
-        `${s.state} · ${localTime(s.starts)} · ${s.picks} picks`));
+        `${s.state} · ${localTime(s.starts)} · ${s.picks ?? "…"} picks`));
     }));
     if (!sessions.length) list.append(el("p", {}, "No session is configured."));
   }

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import bindparam, func, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -24,6 +24,8 @@ from raps.logs import get_logger
 from raps.store.headmark import HeadMark
 from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
+
+_FILED_CHUNK = 500  # ids per query of `filed` (SQLite allows 32,766 parameters)
 
 _ENTRY_COLUMNS = (
     "seq",
@@ -367,6 +369,39 @@ class JournalStore:
         if row is None or row[0] is None:
             return None
         return int(row[0]), int(row[1])
+
+    async def closed_sessions(self) -> dict[str, int]:
+        """The sessions with a `session.closed` row, by its `type` and `session_id`
+        columns only (the index of migration 0008; no record is read): what a start defers
+        (raps.session_loader). The columns are outside the chain, so this only says where
+        to look: a session named here is restored and checked in full later."""
+        j = journal.c
+        q = select(j.session_id, j.seq).where(j.type == "session.closed")
+        async with self.engine.connect() as conn:
+            return {r.session_id: int(r.seq) for r in await conn.execute(q)}
+
+    async def filed(self, session_ids: Iterable[str]) -> set[str]:
+        """Of these sessions, those with a row filed under their id or a row whose chained
+        record names them (indexed lookups, a few hundred ids a query): the others have
+        no entry at all."""
+        named = self.named_session()
+        ids = sorted(set(session_ids))
+        queries = [
+            text(f"SELECT DISTINCT {col} FROM journal WHERE {col} IN :ids").bindparams(  # noqa: S608
+                bindparam("ids", expanding=True)
+            )
+            for col in ("session_id", named)
+        ]
+        out: set[str] = set()
+        async with self.engine.connect() as conn:
+            for i in range(0, len(ids), _FILED_CHUNK):
+                for q in queries:
+                    try:
+                        rows = await conn.execute(q, {"ids": ids[i : i + _FILED_CHUNK]})
+                    except DBAPIError:  # a row that is no JSON at all: read them all
+                        return set(ids)
+                    out.update(r[0] for r in rows)
+        return out
 
     async def session_ids(self) -> list[str]:
         async with self.engine.connect() as conn:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +70,14 @@ class SessionsRead:
         return not (lo == 1 and self.links[:1] == [1])  # the first entry links to genesis
 
 
-async def read_sessions(engine: AsyncEngine, session_ids: Iterable[str]) -> SessionsRead:
+async def read_sessions(
+    engine: AsyncEngine,
+    session_ids: Iterable[str],
+    partition: int = _CHUNK,
+    pace: Callable[[], Awaitable[None]] | None = None,
+) -> SessionsRead:
+    """The pass; `pace`, when given, is awaited after each partition of rows (a pass in
+    the background yields to the event loop between them)."""
     wanted = set(session_ids)
     out = SessionsRead(entries={sid: [] for sid in wanted}, records={sid: [] for sid in wanted})
     entries, records, suspect = out.entries, out.records, out.suspect
@@ -80,7 +87,9 @@ async def read_sessions(engine: AsyncEngine, session_ids: Iterable[str]) -> Sess
     named_of = _named.decode
     async with engine.connect() as conn:
         result = await conn.stream(q)
-        async for part in result.partitions(_CHUNK):
+        async for part in result.partitions(partition):
+            if pace is not None:
+                await pace()
             for seq, prev, digest, column, text in part:
                 if seq != expected:  # rows missing (seq is the key: never below)
                     out.gaps.append((expected, seq - 1))

@@ -44,6 +44,14 @@ journal = Table(
         sqlite_where=text("pool_digest IS NOT NULL"),
         postgresql_where=text("pool_digest IS NOT NULL"),
     ),
+    # the sessions closed, read at start without their entries (migration 0008)
+    Index(
+        "ix_journal_closed",
+        "session_id",
+        "seq",
+        sqlite_where=text("type = 'session.closed'"),
+        postgresql_where=text("type = 'session.closed'"),
+    ),
 )
 
 # pools stored on their own: checkpoints (in full, written after a pick, see
