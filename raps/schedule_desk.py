@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from raps.chain import Head
 from raps.config import Config
 from raps.config.schedule import drifted
 from raps.logs import get_logger
@@ -65,6 +66,7 @@ class ScheduleDesk:
         self.schedule = cfg.new_schedule()
         self._promotions = cfg.promotions()
         self._dirty = False
+        self._replayed_at: Head | None = None  # the journal's head the last replay read
         self.log = get_logger(site=cfg.site.id)
         # told after every commit of its records (None: the schedule was replayed)
         self.followers: list[Callable[[list[Record] | None], Awaitable[None]]] = []
@@ -77,10 +79,15 @@ class ScheduleDesk:
         await self._replay()
 
     async def load(self) -> int:
-        """Replay the schedule's records, then add what the config has and they lack (one
-        commit); returns how many records the seeding wrote."""
-        await self._replay()
-        taken = frozenset(await self.journal.session_ids())
+        """Replay the schedule's records (unless `prepare` did and the journal has not
+        grown since), then add what the config has and they lack (one commit); returns how
+        many records the seeding wrote."""
+        if self._replayed_at is None or self._replayed_at != self.journal.head:
+            await self._replay()
+        # every id the journal holds is a pass over its index: only when a plan needs it
+        taken: frozenset[str] = frozenset()
+        if self.cfg.seeds_a_plan(self.schedule):
+            taken = frozenset(await self.journal.session_ids())
         seeded = self.cfg.seed_schedule(self.schedule, self.clock(), taken)
         if seeded:
             await self.journal.append([r.to_dict() for r in seeded])
@@ -92,8 +99,9 @@ class ScheduleDesk:
         return len(seeded)
 
     async def _replay(self) -> None:
-        entries = await self.journal.session_entries(STREAM)
-        self.schedule = self.cfg.new_schedule([Record.from_dict(e.record) for e in entries])
+        _, records = await self.journal.session_records(STREAM)
+        self.schedule = self.cfg.new_schedule([Record.from_dict(r) for r in records])
+        self._replayed_at = self.journal.head
         self._refloor()
 
     def promotions(self) -> list[Promotion]:

@@ -61,8 +61,7 @@ class SessionLoader:
         return s
 
     async def _load(self, session_id: str) -> tuple[DrawSession, list[Entry], bytes | None]:
-        entries = await self.journal.session_entries(session_id)
-        records = [e.record for e in entries]
+        entries, records = await self.journal.session_records(session_id)
         seed = await self._unseal(session_id) if records else None
         return await self._build(session_id, entries, records, seed), entries, seed
 

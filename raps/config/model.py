@@ -30,7 +30,7 @@ from raps.config.floor import FloorConfig, SourcesConfig
 from raps.config.games import StagePlan, StageSection, resolve, stage_problems
 from raps.config.promotions import EarnConfig, PromotionConfig, SessionConfig, core_promotion
 from raps.config.schedule import facts as schedule_facts
-from raps.config.schedule import seed, seeding_command
+from raps.config.schedule import seed, seeding_command, seeds_a_plan
 from raps.config.site import (
     CredentialsConfig,
     DirectoryConfig,
@@ -181,6 +181,10 @@ class Config(StrictModel):
             taken=taken,
             programs=self.ticket_programs,
         )
+
+    def seeds_a_plan(self, schedule: Schedule) -> bool:
+        """Whether `seed_schedule` needs `taken` (a promotion's plan to set)."""
+        return seeds_a_plan(schedule, self.promotion_entries)
 
     def check_ticket_calendar(
         self,

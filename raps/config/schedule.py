@@ -121,6 +121,12 @@ def seed(
     return out
 
 
+def seeds_a_plan(schedule: Schedule, promotions: Sequence[PromotionConfig]) -> bool:
+    """Whether `seed` would set a promotion's plan (calendar sessions), the one step
+    that needs the ids the journal already holds (`taken`)."""
+    return any(p.id not in schedule.promotions and promotion_plan(p) for p in promotions)
+
+
 def _any(_program: str, _index: int, _entry: Any) -> None:
     """The config's own calendars: checked with the whole config when it was loaded."""
 

@@ -199,7 +199,7 @@ class GameDesk:
         own = [game_stream(m, d) for d, p in self.plan.draws.items() for m in SEQUENCE[p.kind]]
         shared = [LEDGER_STREAM, *(SPOTS_PREFIX + c for c in self.plan.cars)]
         misfiled = await self.stage.loader.misfiled([*own, *shared])
-        listed = await self.journal.session_ids()
+        listed = await self.journal.session_ids(LEDGER_STREAM, SPOTS_PREFIX, PREFIX)
         for stream in [*listed, *(s for s in [*own, *shared] if s not in listed)]:
             if stream != LEDGER_STREAM and not stream.startswith((SPOTS_PREFIX, PREFIX)):
                 continue

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import and_, bindparam, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -22,8 +22,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from raps.chain import GENESIS, Entry, Head, entry_hash, link
 from raps.logs import get_logger
 from raps.store.headmark import HeadMark
+from raps.store.journal_read import parse_record
 from raps.store.pools import PoolEncoder, rebuild
 from raps.store.schema import journal, pool_snapshots, sealed_seeds
+
+
+def _after_prefix(prefix: str) -> str:
+    """The least string after every string that starts with `prefix` (non-empty)."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
 
 _FILED_CHUNK = 500  # ids per query of `filed` (SQLite allows 32,766 parameters)
 
@@ -263,6 +270,12 @@ class JournalStore:
 
     async def session_entries(self, session_id: str) -> list[Entry]:
         """One session's entries in order (the index on session_id serves this)."""
+        return (await self.session_records(session_id))[0]
+
+    async def session_records(self, session_id: str) -> tuple[list[Entry], list[dict[str, Any]]]:
+        """One session's entries in order and their records, each parsed once (the index
+        on session_id serves this); JournalTampered when a row's hash does not match or
+        its chained record names another session."""
         q = (
             select(journal.c.seq, journal.c.prev, journal.c.record, journal.c.hash)
             .where(journal.c.session_id == session_id)
@@ -270,16 +283,24 @@ class JournalStore:
         )
         async with self.engine.connect() as conn:
             rows = (await conn.execute(q)).all()
-        out = [Entry(r.seq, r.prev, r.record, r.hash) for r in rows]
-        for e in out:  # the column chose the rows; the hashed record must agree
-            if entry_hash(e.seq, e.prev, e.record_json) != e.hash:
-                raise JournalTampered(f"journal entry {e.seq}: hash does not match its content")
-            if e.record.get("session_id") != session_id:
+        entries: list[Entry] = []
+        records: list[dict[str, Any]] = []
+        for seq, prev, text_, digest in rows:  # the column chose the rows; the record must agree
+            if entry_hash(seq, prev, text_) != digest:
+                raise JournalTampered(f"journal entry {seq}: hash does not match its content")
+            try:
+                rec = parse_record(text_)
+            except ValueError as e:
+                raise JournalTampered(f"journal entry {seq}: its record cannot be read") from e
+            named = rec.get("session_id") if isinstance(rec, dict) else None
+            if named != session_id:
                 raise JournalTampered(
-                    f"journal entry {e.seq}: its session_id column says {session_id!r}, its "
-                    f"chained record says {e.record.get('session_id')!r}"
+                    f"journal entry {seq}: its session_id column says {session_id!r}, its "
+                    f"chained record says {named!r}"
                 )
-        return out
+            entries.append(Entry(seq, prev, text_, digest))
+            records.append(rec)
+        return entries, records
 
     async def chain_break(self, first: int, last: int) -> str | None:
         """The first break in the chain's links from entry first - 1 to entry last (a row
@@ -403,13 +424,26 @@ class JournalStore:
                     out.update(r[0] for r in rows)
         return out
 
-    async def session_ids(self) -> list[str]:
+    async def session_ids(self, *prefixes: str) -> list[str]:
+        """Every stream the journal holds, in the order each first appears; with
+        `prefixes`, only those whose id starts with one of them.  On SQLite (bytewise
+        collation) those are index ranges: a start looks for its stage's streams without
+        walking a year's sessions; elsewhere a collation may order ':' as it likes, so
+        every id is read and filtered here."""
+        if prefixes and self.engine.dialect.name == "sqlite":
+            sid = journal.c.session_id
+            ranges = or_(*(and_(sid >= p, sid < _after_prefix(p)) for p in prefixes))
+            return await self._session_ids(ranges)
+        ids = await self._session_ids(None)
+        return [s for s in ids if s.startswith(prefixes)] if prefixes else ids
+
+    async def _session_ids(self, where: Any) -> list[str]:
+        sid = journal.c.session_id
+        q = select(sid, func.min(journal.c.seq).label("first"))
+        if where is not None:
+            q = q.where(where)
         async with self.engine.connect() as conn:
-            rows = await conn.execute(
-                select(journal.c.session_id, func.min(journal.c.seq).label("first"))
-                .group_by(journal.c.session_id)
-                .order_by("first")
-            )
+            rows = await conn.execute(q.group_by(sid).order_by("first"))
             return [r.session_id for r in rows]
 
     async def pools(self, digests: Sequence[str]) -> dict[str, list[str]]:

@@ -732,7 +732,7 @@ class StageDesk:
         for is refused (they bar cards from its bin), and they are left out."""
         records: list[Record] = []
         known = {PROXY_PREFIX + d for d in self.draws}
-        for stream in sorted(known | set(await self.journal.session_ids())):
+        for stream in sorted(known | set(await self.journal.session_ids(PROXY_PREFIX))):
             if stream.startswith(PROXY_PREFIX):
                 read = await self.loader.read(stream, (misfiled or {}).get(stream))
                 if read.refused is None:
