@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from selector.derivation import RAPS_DERIVATIONS, raps_pick, reference_pool_digest
@@ -113,6 +113,9 @@ class _Ctx:
     # pick -> its open request (None: a v1 journal written before requests existed)
     requests: dict[int, _Request] | None
     request_count: int = 0
+    # a pool's digest by its cards: a draw's pool is hashed for its request and its
+    # pick alike (a start verifies an open session's picks before it is ready)
+    digests: dict[tuple[str, ...], str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -148,10 +151,15 @@ class _Ctx:
     def digest(self, cards: list[str]) -> str:
         """The pool's digest by the reference code; a pool out of canonical order has
         none in v3 (its bin is not a bin): "" then, which matches no recorded digest."""
-        try:
-            return reference_pool_digest(self.derivation, cards)
-        except ValueError:
-            return ""
+        key = tuple(cards)
+        known = self.digests.get(key)
+        if known is None:
+            try:
+                known = reference_pool_digest(self.derivation, cards)
+            except ValueError:
+                known = ""
+            self.digests[key] = known
+        return known
 
 
 def _check_request(
