@@ -34,6 +34,7 @@ from raps.conditions import Conditions
 from raps.config import Config
 from raps.draw_publish import Publisher, publish_draw
 from raps.games.desk import GameDesk
+from raps.gcpolicy import collector_paused
 from raps.heads import HeadFeed, HeadSigner
 from raps.ingest_batch import INTERNAL_ERROR, apply_batch
 from raps.live import Listeners
@@ -168,6 +169,10 @@ class Service(ClaimCommands[CommandResult]):
     # ------------------------------------------------------------------ startup
 
     async def start(self) -> None:
+        with collector_paused():  # what a start builds lives as long as the daemon
+            await self._start()
+
+    async def _start(self) -> None:
         await migrate(self.engine)
         try:
             head = await self.journal.load_head()

@@ -25,13 +25,12 @@ like an open one (a `session.closed` row deleted breaks its range's links).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from raps.chain import Entry
+from raps.gcpolicy import collector_paused
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
 from raps.store.journal import JournalStore, JournalTampered, with_pools
@@ -128,7 +127,7 @@ class SessionLoader:
         present = await self.journal.filed(rest)
         sessions: dict[str, DrawSession] = {}
         refused: dict[str, str] = {}
-        with _collector_off():
+        with collector_paused():
             for sid in rest:
                 if sid not in present:  # never opened, nothing filed: the plan as it is
                     sessions[sid] = self.planner.scheduled(by_id[sid])
@@ -190,7 +189,7 @@ class SessionLoader:
         sealed = await self.journal.sealed_seeds()
         for i in range(0, len(wanted), chunk):
             await pace()
-            with _collector_off():
+            with collector_paused():
                 for sid in wanted[i : i + chunk]:
                     try:
                         s = _closed(await self._from_read(sid, read, sealed))
@@ -225,7 +224,7 @@ class SessionLoader:
         One pass over the journal reads them all (raps.store.journal_read) and one query
         their sealed seeds; a session with a row that pass cannot vouch for is read again
         entry by entry, which says why it is refused."""
-        with _collector_off():
+        with collector_paused():
             return await self._load_all([p.session_id for p in plans])
 
     async def _load_all(self, ids: list[str]) -> tuple[dict[str, DrawSession], dict[str, str]]:
@@ -279,16 +278,3 @@ def _closed(s: DrawSession) -> DrawSession:
             f"leave it {s.state.value}: a column was edited"
         )
     return s
-
-
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    """What is built here lives as long as the daemon: the cyclic collector walking it
-    again and again while it is built cost a third of the restore's CPU."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()

@@ -269,3 +269,21 @@ async def test_a_close_deleted_refuses_the_session_at_start(env: Env) -> None:
         assert CLOSED[0] not in service.deferred and CLOSED[0] not in service.sessions
         assert "is missing" in service.refused[CLOSED[0]], service.refused
         assert set(CLOSED[1:]) <= set(service.deferred)
+
+
+async def test_streams_are_found_by_prefix_exactly(env: Env) -> None:
+    """The stage's streams by prefix (index ranges; bytewise on PostgreSQL whatever the
+    database's collation): exactly the ids that start with it, in journal order."""
+    names = ["stage:b", "stage;x", "stagex", "Stage:c", "stage:a", "proxies:1", "proxies"]
+    async with running_service(env.cfg, env.clock) as service:
+        at = env.clock().isoformat()
+        await service.journal.append([
+            {"type": "test.noted", "session_id": n, "at": at,
+             "actor": {"user": "t", "role": "admin"}, "data": {}}
+            for n in names
+        ])  # fmt: skip
+        assert await service.journal.session_ids("stage:") == ["stage:b", "stage:a"]
+        found = await service.journal.session_ids("proxies:", "stage:")
+        assert found == ["stage:b", "stage:a", "proxies:1"]
+        every = await service.journal.session_ids()
+        assert [n for n in every if n in names] == names

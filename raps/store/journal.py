@@ -426,16 +426,16 @@ class JournalStore:
 
     async def session_ids(self, *prefixes: str) -> list[str]:
         """Every stream the journal holds, in the order each first appears; with
-        `prefixes`, only those whose id starts with one of them.  On SQLite (bytewise
-        collation) those are index ranges: a start looks for its stage's streams without
-        walking a year's sessions; elsewhere a collation may order ':' as it likes, so
-        every id is read and filtered here."""
-        if prefixes and self.engine.dialect.name == "sqlite":
-            sid = journal.c.session_id
-            ranges = or_(*(and_(sid >= p, sid < _after_prefix(p)) for p in prefixes))
-            return await self._session_ids(ranges)
-        ids = await self._session_ids(None)
-        return [s for s in ids if s.startswith(prefixes)] if prefixes else ids
+        `prefixes`, only those whose id starts with one of them: ranges of an index in
+        bytewise order (SQLite's own; on PostgreSQL the COLLATE "C" one of migration
+        0008), so a start finds its stage's streams without walking a year's sessions."""
+        if not prefixes:
+            return await self._session_ids(None)
+        sid = journal.c.session_id
+        if self.engine.dialect.name != "sqlite":
+            sid = sid.collate("C")  # type: ignore[assignment]
+        ranges = or_(*(and_(sid >= p, sid < _after_prefix(p)) for p in prefixes))
+        return await self._session_ids(ranges)
 
     async def _session_ids(self, where: Any) -> list[str]:
         sid = journal.c.session_id
