@@ -20,7 +20,8 @@ those it restores after the daemon is ready (`restore_closed`, in chunks that yi
 event loop; `load_closed` for one asked for first), with the same checks.  The columns
 are outside the chain, so they only decide when a session is read: one they call closed
 whose records do not close it is refused, and one whose close they hide is read at start
-like an open one (a `session.closed` row deleted breaks its range's links).
+like an open one (a `session.closed` row deleted leaves a gap between its last entry and
+the head, which refuses it).
 """
 
 from __future__ import annotations
