@@ -206,9 +206,9 @@ async def live_phase(url: str, cfg: Config, sealer: SeedSealer, replay: int) -> 
     head = service.journal.head
     # no Service.stop(): that would snapshot again and leave nothing to replay (a crash);
     # the closed sessions' restore after its start let go of the database as a crash would
-    if service.restoring is not None:
-        service.restoring.cancel()
-        await asyncio.gather(service.restoring, return_exceptions=True)
+    if service.restore.task is not None:
+        service.restore.task.cancel()
+        await asyncio.gather(service.restore.task, return_exceptions=True)
     await engine.dispose()
     assert head is not None
     return {"head": head.seq, "pending": LIVE_PICKS - 3}
@@ -259,15 +259,15 @@ async def restart_once(
     held = (len(service.sessions), len(service.deferred))
     ok = ok and sum(held) == sessions and not service.refused
     after: dict[str, float] = {}
-    if ok and background and service.restoring is not None:
+    if ok and background and service.restore.task is not None:
         c1, t3 = time.process_time(), time.perf_counter()
-        await service.restoring
+        await service.restore.task
         after = {"closed_restore": time.perf_counter() - t3,
                  "closed_restore_cpu": time.process_time() - c1}  # fmt: skip
         ok = len(service.sessions) == sessions and not service.refused
-    elif service.restoring is not None:
-        service.restoring.cancel()
-        await asyncio.gather(service.restoring, return_exceptions=True)
+    elif service.restore.task is not None:
+        service.restore.task.cancel()
+        await asyncio.gather(service.restore.task, return_exceptions=True)
     head = service.journal.head
     await engine.dispose()
     if not ok:

@@ -3,26 +3,22 @@
 It owns the one `Floor` and the configured draw sessions.  Commands run one at a
 time (an asyncio lock): the core decides, the journal commits, and only then is the
 outcome returned or published, so nothing is shown that a crash could take back.
-On start it restores the floor (snapshot + replay) and every session that is not closed
-from the journal, unsealing open sessions' seeds with the credential key; the closed ones
-are known as closed at once and restored after the start, in the background, or first
-when a command or a view names one (raps.session_loader).  A journal that went back
-behind its own last commit is refused whole, and the service then restores and writes
-nothing (raps.store.headmark).
+On start it restores the floor (snapshot + replay) and every session from the journal
+(the closed ones after it is ready: raps.session_restore), unsealing open sessions' seeds
+with the credential key; a journal that went back behind its own last commit is refused
+whole, and the service then restores and writes nothing (raps.store.headmark).
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from itertools import chain
 from typing import Any
 
 from sqlalchemy import text
@@ -43,13 +39,19 @@ from raps.metrics import Metrics
 from raps.schedule_desk import ScheduleDesk
 from raps.seal import SeedSealer
 from raps.session_loader import ClosedSession, SessionLoader, SessionRefused
+from raps.session_restore import SessionRestore
 from raps.session_views import log_fields, session_summary
 from raps.signing import SigningKey
-from raps.storage_health import FloorLogUnavailable, StorageHealth, StorageUnavailable
+from raps.storage_health import (
+    FloorLogUnavailable,
+    JournalUnavailable,
+    StorageHealth,
+    StorageUnavailable,
+)
 from raps.store.database import migrate
 from raps.store.floorlog import FloorLog
 from raps.store.headmark import HeadMark
-from raps.store.journal import JournalRewound, JournalStore, JournalTampered
+from raps.store.journal import JournalRewound, JournalStore
 from raps.ticket_calendar_desk import TicketCalendarDesk
 from raps.tickets.desk import TicketDesk
 from raps.tickets.stage import StageDesk
@@ -69,15 +71,10 @@ from selector.session import (
 )
 
 DEDUPE_WINDOW = 200_000  # event ids remembered for duplicate suppression
-RESTORE_RETRY_SECONDS = 5.0  # a background restore the database failed, tried again
 
 
 class UnknownSession(KeyError):
     pass
-
-
-class JournalUnavailable(StorageUnavailable):
-    """The journal could not commit; the command had no effect (the outage is logged)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +129,7 @@ class Service(ClaimCommands[CommandResult]):
         # whether a draw's condition holds: the digit safe's, from the games' ledger
         self.conditions = self.stage.conditions = Conditions(self.games.safe_cracked)
         self.sessions: dict[str, DrawSession] = {}
-        self.refused: dict[str, str] = {}  # sessions kept out at restore, and why
-        # closed sessions not restored yet (the start defers them): closed all the same
-        self.deferred: dict[str, ClosedSession] = {}
+        self.deferred: dict[str, ClosedSession] = {}  # closed, restored after the start
         self.planner = ScheduleDesk(
             cfg,
             self.journal,
@@ -147,10 +142,6 @@ class Service(ClaimCommands[CommandResult]):
             self.deferred,
         )
         self.loader = SessionLoader(self.journal, self.planner, sealer)
-        # the deferred sessions' restore after start, and what it awaits between its
-        # chunks (a test holds it there)
-        self.restoring: asyncio.Task[None] | None = None
-        self.restore_pace: Callable[[], Awaitable[None]] = partial(asyncio.sleep, 0)
         self.ticket_calendars = TicketCalendarDesk(cfg, self.planner, self.tickets, self.stage,
                                                    self.games, clock)  # fmt: skip
         self.sources: dict[str, bool] = {}
@@ -162,6 +153,11 @@ class Service(ClaimCommands[CommandResult]):
         self._rejection_burst: dict[tuple[str, str], float] = {}
         self.live = Listeners()  # the screens' event streams
         self.subscribe, self.unsubscribe = self.live.subscribe, self.live.unsubscribe
+        self.restore = SessionRestore(self.loader, self.journal, self.sessions,
+                                      self.deferred, self.tickets, metrics, self.live.notify,
+                                      self.log)  # fmt: skip
+        self.refused = self.restore.refused  # sessions kept out at restore, and why
+        self.ensure = self.restore.ensure  # a deferred session restored before it is used
         # sessions whose last commit failed: the journal, not memory, decides their state
         self._needs_resync: set[str] = set()
         metrics.start_at_zero(sorted(self.tickets.plan.bins))
@@ -169,25 +165,22 @@ class Service(ClaimCommands[CommandResult]):
     # ------------------------------------------------------------------ startup
 
     async def start(self) -> None:
-        with collector_paused():  # what a start builds lives as long as the daemon
-            await self._start()
-
-    async def _start(self) -> None:
         await migrate(self.engine)
         try:
             head = await self.journal.load_head()
         except JournalRewound:
             return  # refused, logged: nothing restored, nothing written (raps.daemon)
-        await self.planner.prepare()  # the promotions as the schedule defines them, first
-        await self.ticket_calendars.apply(load=False)  # and the ticket draws' calendars
-        replayed = await self._restore_floor()
-        seeded = await self.planner.load()
-        await self._restore_sessions()
-        self.loader.store_pools(self.floor, self.sessions.values())
-        self.tickets.reconcile_awards(self.sessions.values())
-        await self.tickets.sync()
-        await self.stage.restore()
-        await self.games.restore()
+        with collector_paused():  # what a start builds lives as long as the daemon
+            await self.planner.prepare()  # the promotions as the schedule defines them, first
+            await self.ticket_calendars.apply(load=False)  # and the ticket draws' calendars
+            replayed = await self._restore_floor()
+            seeded = await self.planner.load()
+            await self._restore_sessions()
+            self.loader.store_pools(self.floor, self.sessions.values())
+            self.tickets.reconcile_awards(self.sessions.values())
+            await self.tickets.sync()
+            await self.stage.restore()
+            await self.games.restore()
         self.storage_ok = True
         if replayed:
             # a daemon that keeps dying young must not replay an ever longer log
@@ -197,8 +190,7 @@ class Service(ClaimCommands[CommandResult]):
                       floor_events_replayed=replayed, sessions=len(self.sessions),
                       closed_sessions_deferred=len(self.deferred),
                       schedule_records_seeded=seeded)  # fmt: skip
-        if self.deferred:  # last: nothing of the start waits for it
-            self.restoring = asyncio.create_task(self._restore_closed(), name="restore-closed")
+        self.restore.begin()  # last: nothing of the start waits for the closed sessions
 
     async def _restore_floor(self) -> int:
         snap = await self.floorlog.latest_snapshot()
@@ -225,82 +217,8 @@ class Service(ClaimCommands[CommandResult]):
         return replayed
 
     async def _restore_sessions(self) -> None:
-        """Every scheduled session that is not closed from its journal; one the journal
-        does not vouch for is refused (raps.session_loader), every command on it answered
-        with why. The closed ones are deferred: restored after the start."""
-        sessions, refused, deferred = await self.loader.load_start(self.planner.live())
-        self.sessions.update(sessions)
-        self.deferred.update(deferred)
-        for sid, reason in refused.items():
-            self._refuse(sid, reason)
-        self._count_sessions()
-
-    async def _restore_closed(self) -> None:
-        """The deferred sessions, restored and checked after the start (newest close
-        first), a chunk at a time; the database failing, tried again until it works."""
-        while self.deferred and self.journal.refused is None:
-            ids = sorted(self.deferred, key=lambda sid: -self.deferred[sid].closed_seq)
-            try:
-                await self.loader.restore_closed(ids, self._restored, self.restore_pace)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                self.log.error("closed sessions' restore failed; trying again",
-                               error=type(e).__name__, left=len(self.deferred))  # fmt: skip
-                await asyncio.sleep(RESTORE_RETRY_SECONDS)
-                continue
-            self.deferred.clear()  # each was installed or refused (or a command loaded it)
-        self._count_sessions()
-        if gc.get_freeze_count():  # out of the collector's sight, as the start's (gcpolicy)
-            gc.freeze()
-        self.log.info("closed sessions restored", sessions=len(self.sessions),
-                      refused=len(self.refused), left=len(self.deferred))  # fmt: skip
-        try:  # the winners' bonus credits their awards left unjournaled, now, not at a flush
-            await self.tickets.sync()
-        except Exception as e:  # the next flush journals them
-            self.log.warning("ticket credits after the restore wait for the next flush",
-                             error=type(e).__name__)  # fmt: skip
-
-    def _restored(self, session_id: str, s: DrawSession | None, reason: str | None) -> None:
-        """One deferred session restored (or refused, with why), unless a command or a
-        view got to it first."""
-        if self.deferred.pop(session_id, None) is None:
-            return
-        if s is None:
-            self._refuse(session_id, reason or "refused")
-            return
-        self.sessions[session_id] = s
-        self.tickets.raps_awards(s.records)  # as reconcile_awards at start
-        self.live.notify(session_id)  # the screens that were told of it, as at a close
-
-    async def ensure(self, session_id: str) -> None:
-        """A deferred session restored now, before a command or a view uses it."""
-        if session_id not in self.deferred:
-            return
-        s: DrawSession | None = None
-        reason: str | None = None
-        try:
-            s = await self.loader.load_closed(session_id)
-        except (JournalTampered, SessionError) as e:
-            reason = str(e)
-        except Exception as e:
-            raise JournalUnavailable("the journal cannot be read; try again shortly") from e
-        self._restored(session_id, s, reason)
-        self._count_sessions()
-
-    def _count_sessions(self) -> None:
-        self.metrics.count_sessions(self.counted_sessions())
-
-    def counted_sessions(self) -> Iterable[DrawSession | ClosedSession]:
-        """Every session the service holds: the restored, and the closed ones deferred."""
-        return chain(self.sessions.values(), self.deferred.values())
-
-    def _refuse(self, session_id: str, reason: str) -> None:
-        self.sessions.pop(session_id, None)
-        self.deferred.pop(session_id, None)
-        self.refused[session_id] = reason
-        self.metrics.refused("sessions", len(self.refused))
-        self.log.error("session refused", session=session_id, reason=reason)
+        """The sessions not closed; the closed ones deferred (raps.session_restore)."""
+        await self.restore.load_start(self.planner.live())
 
     def _journal_refused(self, reason: str) -> None:
         self.metrics.journal_rewound.set(1)
@@ -439,7 +357,7 @@ class Service(ClaimCommands[CommandResult]):
 
     def _session_changed(self, session_id: str) -> None:
         """The schedule added, rescheduled or cancelled a session: gauges, screens."""
-        self._count_sessions()
+        self.restore.count()
         self.live.notify(session_id)
 
     # ----------------------------------------------------------------- commands
@@ -450,10 +368,8 @@ class Service(ClaimCommands[CommandResult]):
         s = self.sessions.get(session_id)
         if s is None:
             if session_id in self.deferred:  # `ensure` first; a caller that did not
-                raise SessionError(
-                    f"session {session_id} is closed: its records are being restored "
-                    "after the start; ask again in a moment"
-                )
+                raise SessionError(f"session {session_id} is closed; its records are being "
+                                   "restored after the start: ask again in a moment")  # fmt: skip
             if session_id in self.refused:
                 raise SessionError(
                     f"session {session_id} is refused: {self.refused[session_id]}"
@@ -628,7 +544,7 @@ class Service(ClaimCommands[CommandResult]):
         try:
             self.tickets.raps_awards(new)  # the winners' bonus tickets, if any
             self.metrics.count_outcomes(s, new)
-            self._count_sessions()
+            self.restore.count()
             for rec in new:
                 self.log.info(rec.type, **log_fields(rec))
         except Exception:  # bookkeeping must never take the service down
@@ -641,7 +557,7 @@ class Service(ClaimCommands[CommandResult]):
         try:
             await self._reload(session_id)
         except SessionRefused as e:  # its records fail the restore checks: as at start
-            self._refuse(session_id, str(e))
+            self.restore.refuse(session_id, str(e))
             raise
         except Exception as e:
             self._health.journal.failed(e, session=session_id)
@@ -670,9 +586,7 @@ class Service(ClaimCommands[CommandResult]):
 
     async def stop(self) -> None:
         """Graceful stop: wait for a command in flight, flush events, snapshot the floor."""
-        if self.restoring is not None:
-            self.restoring.cancel()
-            await asyncio.gather(self.restoring, return_exceptions=True)
+        await self.restore.stop()
         async with self._lock:
             try:
                 if self.journal.refused is None:  # a refused start restored no floor to save

@@ -33,6 +33,10 @@ class StorageUnavailable(RuntimeError):
     change): callers answer "try again", periodic tasks back off, nobody logs it again."""
 
 
+class JournalUnavailable(StorageUnavailable):
+    """The journal could not commit; the command had no effect (the outage is logged)."""
+
+
 class FloorLogUnavailable(StorageUnavailable):
     """A floor-log write failed; its events are kept for the next try (already logged)."""
 

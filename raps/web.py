@@ -46,9 +46,10 @@ from raps.pages import register_pages
 from raps.prize_report_routes import register_prize_report_routes
 from raps.report_routes import register_report_routes
 from raps.schedule_routes import register_schedule_routes
-from raps.service import CommandResult, JournalUnavailable, Service, UnknownSession
+from raps.service import CommandResult, Service, UnknownSession
 from raps.session_views import command_answer
 from raps.stage_routes import register_stage_routes
+from raps.storage_health import JournalUnavailable
 from raps.store.journal import session_export
 from raps.ticket_routes import register_ticket_routes
 from raps.web_context import TokenUsers, WebContext

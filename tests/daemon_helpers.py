@@ -219,9 +219,9 @@ async def running_service(cfg: Config, clock: Clock, **options: Any) -> AsyncIte
         await service.start()
         yield service
     finally:
-        if service.restoring is not None:  # the closed sessions' restore, if still running
-            service.restoring.cancel()
-            await asyncio.gather(service.restoring, return_exceptions=True)
+        if service.restore.task is not None:  # the closed sessions' restore, if still running
+            service.restore.task.cancel()
+            await asyncio.gather(service.restore.task, return_exceptions=True)
         await engine.dispose()
 
 

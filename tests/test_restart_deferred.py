@@ -8,7 +8,7 @@ checks run when it is restored: a tampered one still ends refused.  The columns 
 outside the chain, so a forged `session.closed` row can only take a session out of play,
 and one removed only makes it load at start, as an open session, with its checks.
 
-The background restore is held at its first step by `Service.restore_pace` (a gate the
+The background restore is held at its first step by `Service.restore.pace` (a gate the
 test opens): no sleeps.
 """
 
@@ -65,7 +65,7 @@ class Env:
 
 
 class Gate:
-    """Service.restore_pace held shut: the background restore waits at its first step."""
+    """Service.restore.pace held shut: the background restore waits at its first step."""
 
     def __init__(self) -> None:
         self.opened = asyncio.Event()
@@ -105,21 +105,21 @@ async def held(env: Env) -> AsyncIterator[tuple[Service, Gate]]:
     engine = open_engine(env.cfg.storage.url)
     service = Service(env.cfg, engine, SeedSealer(SEED_KEY), Metrics(), env.clock)
     gate = Gate()
-    service.restore_pace = gate
+    service.restore.pace = gate
     try:
         await service.start()
         yield service, gate
     finally:
-        if service.restoring is not None:
-            service.restoring.cancel()
-            await asyncio.gather(service.restoring, return_exceptions=True)
+        if service.restore.task is not None:
+            service.restore.task.cancel()
+            await asyncio.gather(service.restore.task, return_exceptions=True)
         await engine.dispose()
 
 
 async def finish(service: Service, gate: Gate) -> None:
     gate.opened.set()
-    assert service.restoring is not None
-    await service.restoring
+    assert service.restore.task is not None
+    await service.restore.task
 
 
 def gauge(service: Service, state: str, rehearsal: bool) -> float:
