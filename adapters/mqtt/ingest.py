@@ -38,9 +38,8 @@ import json
 import secrets
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import structlog
 
@@ -74,7 +73,8 @@ Flush = Callable[[], Awaitable[object]]  # raises when the floor log could not b
 Room = Callable[[], int]  # events the service takes before its unwritten backlog is full
 Protocol = Literal["5", "3.1.1"]
 Settling = tuple[int, list[Message], list[bytes]]  # connection, batch, its dead letters
-_Topic = tuple[TopicRef, str, str]  # a topic parsed, its metrics label, its events' source
+# a topic parsed, its metrics label, its events' source, what notes its `seq` numbers
+_Topic = tuple[TopicRef, str, str, Callable[[dict[str, Any]], object]]
 
 DUPLICATE = "duplicate"  # the core's reason for an event id it applied already
 INTERNAL_ERROR = "internal_error"
@@ -92,8 +92,7 @@ def source_label(kind: Kind) -> str:
     return f"mqtt-{kind.value}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Item:
+class _Item(NamedTuple):
     """One received message on its way through a batch."""
 
     topic: str
@@ -353,7 +352,11 @@ class MqttIngest:
             return cache[topic]
         except KeyError:
             ref = self.topics.parse(topic)
-            known = None if ref is None else (ref, source_label(ref.kind), _event_source(ref))
+            known = None
+            if ref is not None:
+                label = source_label(ref.kind)
+                observe = self.gaps.observe
+                known = (ref, label, _event_source(ref), lambda data: observe(label, topic, data))
             if len(cache) >= _TOPIC_CACHE_MAX:
                 cache.clear()
             cache[topic] = known
@@ -414,14 +417,12 @@ class MqttIngest:
         known = self._ref(item.topic)
         if known is None:
             return "mqtt", Rejection(WRONG_TOPIC, "the topic is not an inbound topic of this site")
-        ref, label, source = known
+        ref, label, source, numbered = known
         if item.retained:
             return label, Rejection(RETAINED, "a retained copy; inbound events are not retained")
-        topic = item.topic
         result = self.decoder.decode(
-            ref.kind, ref.ident, item.payload, now_epoch, source, new_cards,
-            lambda data: self.gaps.observe(label, topic, data),
-        )  # fmt: skip
+            ref.kind, ref.ident, item.payload, now_epoch, source, new_cards, numbered
+        )
         if not isinstance(result, Rejection):
             stale = self.guard.check(result)
             if stale is not None:

@@ -36,7 +36,7 @@ import ssl
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
@@ -107,7 +107,7 @@ class Receiver:
             client.tls_set_context(ssl.create_default_context(cafile=s.ca_file))
         client.manual_ack_set(True)  # acknowledge after handling, not on receipt
         client.max_inflight_messages_set(100)  # our own dead letters in flight
-        client.enable_logger(logging.getLogger("raps.mqtt.in"))
+        client.enable_logger(cast(logging.Logger, _WarningsOnly(logging.getLogger("raps.mqtt.in"))))
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_subscribe = self._on_subscribe
@@ -363,6 +363,18 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return str(value)
+
+
+class _WarningsOnly:
+    """paho logs a debug line for every packet: only its warnings and errors are worth a
+    call into logging (a third of a microsecond a packet, twice)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        if level >= logging.WARNING:
+            self.logger.log(level, msg, *args)
 
 
 class _Forward(logging.Handler):
