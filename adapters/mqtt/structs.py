@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
-from msgspec.structs import astuple
 
 from adapters.mqtt.compiled_schema import UnsupportedSchema
 
@@ -34,7 +33,6 @@ class FastType:
 
     name: str
     struct: type[msgspec.Struct]
-    names: tuple[str, ...]  # the struct's fields, in its order
     integers: tuple[str, ...]  # JSON Schema "integer": 3.0 is 3, 2.5 is refused
     uniques: tuple[str, ...]  # uniqueItems arrays
 
@@ -140,11 +138,9 @@ def fast_type(name: str, schema: Mapping[str, Any]) -> FastType:
         forbid_unknown_fields=True,
         frozen=True,
     )
-    order = tuple([f for f, _ in mandatory] + [f for f, *_ in optional])
     return FastType(
         name,
         struct,
-        order,
         tuple(f for f, c in checks if c == _INTEGER),
         tuple(f for f, c in checks if c == _UNIQUE),
     )
@@ -153,8 +149,8 @@ def fast_type(name: str, schema: Mapping[str, Any]) -> FastType:
 def after_decode(fast: FastType, value: msgspec.Struct) -> dict[str, Any] | None:
     """The payload's fields (absent ones left out) with 3.0 as 3 in integer fields, or
     None when a check msgspec cannot do fails (a fraction in an integer, a repeat)."""
-    unset = msgspec.UNSET
-    out = {f: v for f, v in zip(fast.names, astuple(value), strict=True) if v is not unset}
+    out: dict[str, Any] = msgspec.to_builtins(value)  # absent (UNSET) fields left out
+    del out["type"]  # the union's tag
     for field in fast.integers:
         v = out.get(field)
         if type(v) is float:
