@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from operator import attrgetter
 from typing import Any
 
 from selector.events import (
@@ -71,34 +70,22 @@ _PLANS = {cls: _plan(cls) for cls in EVENT_TYPES.values()}
 _FIELDS = {name: frozenset(n for n, _ in _PLANS[cls]) for name, cls in EVENT_TYPES.items()}
 
 
-def _compile(cls: type) -> tuple[str, tuple[str, ...], Any, tuple[tuple[str, int], ...]]:
-    """An event class's name, field names, one getter for them all, and the fields whose
-    values need converting: worked out once, so encoding an event is one pass."""
-    names = tuple(name for name, _ in _PLANS[cls])
-    special = tuple((name, kind) for name, kind in _PLANS[cls] if kind != _PLAIN)
-    return TYPE_NAMES[cls], names, attrgetter(*names), special
-
-
-_ENCODERS = {cls: _compile(cls) for cls in EVENT_TYPES.values()}
-
-
 def event_to_dict(event: AnyFloorEvent) -> dict[str, Any]:
-    type_name, names, values, special = _ENCODERS[type(event)]
-    out: dict[str, Any] = {"type": type_name}
-    out.update(zip(names, values(event), strict=False))  # the same names, by construction
-    for name, kind in special:
-        value = out[name]
-        if kind == _TIME:
-            out[name] = value.isoformat()
-        elif kind == _SPAN:  # optional: absent when the event is no span
+    cls = type(event)
+    out: dict[str, Any] = {"type": TYPE_NAMES[cls]}
+    for name, kind in _PLANS[cls]:
+        value = getattr(event, name)
+        if kind == _SPAN:  # optional: absent when the event is no span
             if value is None:
-                del out[name]
-            else:
-                out[name] = value.isoformat()
+                continue
+            value = value.isoformat()
+        elif kind == _TIME:
+            value = value.isoformat()
         elif kind == _SET:
-            out[name] = sorted(str(v) for v in value)
-        else:  # _ENUM
-            out[name] = value.value
+            value = sorted(str(v) for v in value)
+        elif kind == _ENUM:
+            value = value.value
+        out[name] = value
     return out
 
 
