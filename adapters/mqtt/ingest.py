@@ -13,12 +13,14 @@ Delivery (docs/mqtt.md, "Delivery"):
   delivered again; the core drops the copies it already applied by event id
   (at-least-once delivery + dedupe = applied once).  On a stop, the last
   acknowledgements are confirmed read by the broker before the connection closes
-  (see `_barrier`).  While the floor log cannot be written, nothing is acknowledged
+  (the receiver's barrier).  While the floor log cannot be written, nothing is acknowledged
   and nothing new is taken (`room`): the broker holds the rest.
 - Messages are handled in batches of whatever has arrived (at most `batch_max`),
   without waiting to fill a batch: under load batches grow, at rest every message
   takes effect at once (an exclusion leaves every pool before the next pick).
-- The connection is retried forever with exponential backoff and jitter.
+- The broker session lives in a receiver process (adapters.mqtt.receiver), which
+  retries the connection forever with exponential backoff and jitter; should the
+  process end, another is started, with backoff too.
 
 Per message: JSON -> JSON Schema of its `type` -> topic rules -> clock rule ->
 FloorEvent (adapters.wire.codec's types) -> ordering guard -> core.  Anything refused on the

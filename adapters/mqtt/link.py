@@ -18,8 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from adapters.mqtt.link_wire import LinkSettings, Message, frame, read_frame, settings_frame
+from adapters.mqtt.link_wire import (
+    FrameError,
+    FrameReader,
+    LinkSettings,
+    Message,
+    decode_frame,
+    frame,
+    settings_frame,
+)
 
+READ_SIZE = 1 << 20  # what one read of the receiver's pipe may take (the pipe's size)
 # the directory that holds the `adapters` package: the receiver imports it from there
 _PACKAGES = str(Path(__file__).resolve().parent.parent.parent)
 
@@ -73,24 +82,13 @@ class ReceiverLink:
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         reader = self.proc.stdout
+        frames = FrameReader()
         try:
-            while (items := await read_frame(reader)) is not None:
-                kind = items[0]
-                if kind == "m":
-                    self._batches.append((items[1], items[2]))
-                    self._arrived.set()
-                elif kind == "p":
-                    done = self._published.pop(items[1], None)
-                    if done is not None and not done.done():
-                        done.set_result(bool(items[2]))
-                elif kind == "up":
-                    self.on_up(items[1])
-                elif kind == "down":
-                    self.on_down(items[1])
-                elif kind == "log":
-                    level, event, fields = items[1], items[2], items[3]
-                    write = getattr(self.log, level, self.log.warning)
-                    write(event, **(fields if isinstance(fields, dict) else {}))
+            while data := await reader.read(READ_SIZE):
+                for body in frames.bodies(data):
+                    self._dispatch(decode_frame(body))
+            if frames.partial:
+                raise FrameError("the stream ended inside a frame")
             self.ended = ReceiverGone("the receiver process ended")
         except Exception as e:  # a broken frame: the receiver is not to be trusted
             self.ended = e
@@ -100,6 +98,25 @@ class ReceiverLink:
                     done.set_result(False)
             self._published.clear()
             self._arrived.set()
+
+    def _dispatch(self, items: list[Any]) -> None:
+        """One frame from the receiver (adapters.mqtt.link_wire)."""
+        kind = items[0]
+        if kind == "m":
+            self._batches.append((items[1], items[2]))
+            self._arrived.set()
+        elif kind == "p":
+            done = self._published.pop(items[1], None)
+            if done is not None and not done.done():
+                done.set_result(bool(items[2]))
+        elif kind == "up":
+            self.on_up(items[1])
+        elif kind == "down":
+            self.on_down(items[1])
+        elif kind == "log":
+            level, event, fields = items[1], items[2], items[3]
+            write = getattr(self.log, level, self.log.warning)
+            write(event, **(fields if isinstance(fields, dict) else {}))
 
     async def batch(self) -> tuple[int, list[Message]]:
         """The next batch the receiver forwarded, and its connection number."""

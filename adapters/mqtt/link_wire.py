@@ -23,7 +23,6 @@ come again and are dropped as duplicates), never sent on the next connection.
 
 from __future__ import annotations
 
-import asyncio
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +109,11 @@ class FrameReader:
         del buf[:start]
         return out
 
+    @property
+    def partial(self) -> bool:
+        """Bytes of a frame not complete yet (at the end of a stream: it was cut)."""
+        return bool(self._buf)
+
 
 def decode_frame(body: bytes) -> list[Any]:
     try:
@@ -126,25 +130,3 @@ def decode_settings(body: bytes) -> LinkSettings:
         return _settings.decode(body)
     except msgspec.DecodeError as e:
         raise FrameError(f"bad settings: {e}") from e
-
-
-async def read_body(reader: asyncio.StreamReader) -> bytes | None:
-    """The next frame's body, or None at the end of the stream."""
-    try:
-        head = await reader.readexactly(_LENGTH.size)
-    except asyncio.IncompleteReadError as e:
-        if e.partial:
-            raise FrameError("the stream ended inside a frame's length") from e
-        return None
-    (size,) = _LENGTH.unpack(head)
-    if size > MAX_FRAME:
-        raise FrameError(f"a frame of {size} bytes")
-    try:
-        return await reader.readexactly(size)
-    except asyncio.IncompleteReadError as e:
-        raise FrameError("the stream ended inside a frame") from e
-
-
-async def read_frame(reader: asyncio.StreamReader) -> list[Any] | None:
-    body = await read_body(reader)
-    return None if body is None else decode_frame(body)

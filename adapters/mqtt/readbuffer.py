@@ -11,13 +11,12 @@ error handling is the same.
 Bytes that were read but not yet handed to paho are reported by `unread()`: whoever
 reads the connection (adapters.mqtt.receiver) goes on while it is non-zero, as nothing
 else would wake it for them: the socket has no more to say.  (It is not called
-`pending`, the name paho and aiomqtt ask of a TLS socket: aiomqtt's reader would then
-read for as long as the broker keeps sending, ahead of any flow control.)
+`pending`, the name paho asks of a TLS socket: how far to read a turn is the reader's
+to decide, not paho's.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 import paho.mqtt.client as mqtt
@@ -63,26 +62,20 @@ class ReadBuffered:
         return getattr(self._sock, name)  # send, fileno, close, setsockopt, ...
 
 
-def buffer_reads(client: mqtt.Client, then: Callable[[ReadBuffered], None] | None = None) -> None:
+def buffer_reads(client: mqtt.Client) -> None:
     """Give every connection `client` opens from now on a read buffer.
 
-    Chained in front of the client's socket-open callback (aiomqtt's, which watches the
-    socket with the event loop): the socket is wrapped before anything is read from it
-    after the CONNECT, and the callback still gets the socket itself.  Whoever reads
-    must read on while `buffered` says bytes wait (see module docstring): `then` is
-    given each new buffered socket, after the chained callback, to take over the reading.
-    paho calls this from the thread that connects."""
+    Chained in front of the client's socket-open callback: the socket is wrapped before
+    anything is read from it after the CONNECT, and the callback still gets the socket
+    itself.  Whoever reads must read on while `buffered` says bytes wait (see module
+    docstring)."""
     opened = client.on_socket_open
 
     def wrap(c: mqtt.Client, userdata: Any, sock: Any) -> None:
-        wrapped = None
         if sock is not None and c._sock is sock:  # paho keeps the connection's socket here
-            wrapped = ReadBuffered(cast(_Socket, sock))
-            c._sock = cast(Any, wrapped)
+            c._sock = cast(Any, ReadBuffered(cast(_Socket, sock)))
         if opened is not None:
             opened(c, userdata, sock)
-        if then is not None and wrapped is not None:
-            then(wrapped)
 
     client.on_socket_open = wrap
 

@@ -74,7 +74,7 @@ class Receiver:
         self.subscribed = False
         self.credit = 0
         self.held: list[tuple[bytes, bytes, int, int, bool]] = []  # read, not forwarded
-        self.publishing: dict[int, tuple[int, set[int]]] = {}  # token: (conn, mids)
+        self.publishing: dict[int, set[int]] = {}  # token: the dead letters' packet ids
         self.barrier_mid: int | None = None
         self.retry_at = 0.0
         self.backoff = settings.backoff_initial
@@ -139,7 +139,7 @@ class Receiver:
             self.send("down", self.conn)
         self.subscribed = self.connected = False
         self.barrier_mid = None
-        for token, (_conn, _mids) in list(self.publishing.items()):
+        for token in self.publishing:
             self.send("p", token, False)  # the batch comes again: no ack without them
         self.publishing.clear()
         self.held.clear()  # not acknowledged: the broker sends them again
@@ -200,7 +200,7 @@ class Receiver:
             self.barrier_mid = None
 
     def _on_publish(self, _c: mqtt.Client, _u: Any, mid: int, _rc: Any, _p: Any) -> None:
-        for token, (_conn, mids) in list(self.publishing.items()):
+        for token, mids in self.publishing.items():
             if mid in mids:
                 mids.discard(mid)
                 if not mids:
@@ -302,7 +302,7 @@ class Receiver:
                 return
             mids.add(info.mid)
         if mids:
-            self.publishing[token] = (conn, mids)
+            self.publishing[token] = mids
         else:
             self.send("p", token, True)
 
