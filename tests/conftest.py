@@ -19,6 +19,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.mqtt_broker import PrivateMosquitto
+
 PG_HOST = os.environ.get("RAPS_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("RAPS_TEST_PG_PORT", "5432"))
 
@@ -67,6 +69,18 @@ def _throwaway_cluster() -> tuple[str, int, subprocess.Popen[bytes] | None, Path
     subprocess.run([*as_user, pg_ctl, "-D", str(data), "-o", opts, "-l", str(base / "log"),
                     "-w", "start"], check=True, capture_output=True)  # fmt: skip
     return "127.0.0.1", port, None, base
+
+
+@pytest.fixture
+def private_broker() -> Iterator[PrivateMosquitto]:
+    """A Mosquitto of one's own (persistence on, large queues): for tests that stop or
+    kill the daemon, its receiver or the broker (tests/mqtt_broker.py)."""
+    b = PrivateMosquitto()
+    b.start()
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 @pytest.fixture(scope="session")

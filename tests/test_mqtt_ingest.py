@@ -54,16 +54,6 @@ def broker() -> Iterator[tuple[str, int]]:
         yield where
 
 
-@pytest.fixture
-def private_broker() -> Iterator[PrivateMosquitto]:
-    b = PrivateMosquitto()
-    b.start()
-    try:
-        yield b
-    finally:
-        b.close()
-
-
 def site_id() -> str:
     """A site of its own per test: tests share the machine's broker."""
     return f"t{uuid.uuid4().hex[:10]}"

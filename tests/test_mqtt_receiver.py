@@ -14,9 +14,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -42,16 +40,6 @@ from tests.test_mqtt_ingest import (
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def private_broker() -> Any:
-    b = PrivateMosquitto()
-    b.start()
-    try:
-        yield b
-    finally:
-        b.close()
-
-
 def settings(port: int, client_id: str = "t-recv") -> LinkSettings:
     return LinkSettings(
         host="127.0.0.1", port=port, client_id=client_id, protocol="3.1.1", username=None,
@@ -67,13 +55,6 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-async def wait_for(done: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.02)
 
 
 @pytest.mark.asyncio
@@ -141,7 +122,7 @@ asyncio.run(main())
         assert alive(receiver)
         daemon.kill()
         daemon.wait()
-        await wait_for(lambda: not alive(receiver), 10, "the receiver outlived the daemon")
+        await eventually(lambda: not alive(receiver), 10, "the receiver to end with the daemon")
     finally:
         daemon.kill()
         daemon.wait()

@@ -132,6 +132,15 @@ async def sql(service: Service, statement: str, **params: object) -> None:
         await conn.execute(text(statement), params)
 
 
+async def edit_a_draw(service: Service, session_id: str) -> None:
+    """An insider edits a session's draw in the database (and not its hash)."""
+    await sql(
+        service,
+        "UPDATE journal SET record = record || ' ' WHERE session_id = :s AND type = 'pick.drawn'",
+        s=session_id,
+    )
+
+
 async def test_open_sessions_before_ready_closed_ones_after(env: Env) -> None:
     async with held(env) as (service, gate):
         # ready: the open session whole, the closed ones known as closed, none read
@@ -193,13 +202,7 @@ async def test_schedule_changes_to_a_closed_session_not_restored_yet_are_refused
 
 async def test_a_tampered_closed_session_is_refused_once_restored(env: Env) -> None:
     async with running_service(env.cfg, env.clock) as before:
-        # an insider edits a closed session's draw (and not its hash)
-        await sql(
-            before,
-            "UPDATE journal SET record = record || ' ' WHERE session_id = :s AND type = "
-            "'pick.drawn'",
-            s=CLOSED[0],
-        )
+        await edit_a_draw(before, CLOSED[0])
     async with held(env) as (service, gate), client_for(service, env.cfg) as client:
         assert CLOSED[0] in service.deferred and CLOSED[0] not in service.refused
         await finish(service, gate)
@@ -212,12 +215,7 @@ async def test_a_tampered_closed_session_is_refused_once_restored(env: Env) -> N
 
 async def test_a_tampered_closed_session_asked_for_first_is_refused(env: Env) -> None:
     async with running_service(env.cfg, env.clock) as before:
-        await sql(
-            before,
-            "UPDATE journal SET record = record || ' ' WHERE session_id = :s AND type = "
-            "'pick.drawn'",
-            s=CLOSED[0],
-        )
+        await edit_a_draw(before, CLOSED[0])
     async with held(env) as (service, _gate), client_for(service, env.cfg) as client:
         r = await client.get(f"/api/sessions/{CLOSED[0]}", headers=auth("marketing"))
         assert r.status_code == 409 and "is refused" in r.json()["detail"], r.text
