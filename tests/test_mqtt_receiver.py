@@ -24,7 +24,14 @@ from hypothesis import strategies as st
 
 from adapters.mqtt.card_simulator import publish_all
 from adapters.mqtt.link import ReceiverLink
-from adapters.mqtt.link_wire import FrameReader, LinkSettings, frame
+from adapters.mqtt.link_wire import (
+    MAX_FRAME,
+    FrameError,
+    FrameReader,
+    LinkSettings,
+    decode_frame,
+    frame,
+)
 from adapters.mqtt.receiver import Receiver
 from tests.mqtt_broker import PrivateMosquitto
 from tests.test_mqtt_ingest import (
@@ -187,3 +194,29 @@ def test_frames_cut_anywhere_by_the_pipe_come_out_whole_and_in_order(
             break
     decoded = [msgspec.msgpack.decode(b) for b in bodies]
     assert decoded == [["x", *items] for items in frames]
+
+
+def test_a_broken_frame_is_refused_by_name_never_taken_for_data() -> None:
+    """What comes over the pipe is the other process's word: a frame that is not one ends
+    the link (the ingest then starts another receiver), it is never half-read."""
+    with pytest.raises(FrameError, match="a frame of"):
+        FrameReader().bodies((MAX_FRAME + 1).to_bytes(4, "big") + b"x")
+    for body in (b"\xc1", msgspec.msgpack.encode({"m": 1}), msgspec.msgpack.encode([])):
+        with pytest.raises(FrameError):
+            decode_frame(body)
+    reader = FrameReader()
+    assert reader.bodies(frame("c", 1)[:-1]) == [] and reader.partial  # cut: not complete
+
+
+def test_an_unknown_command_ends_the_receiver(tmp_path: Path) -> None:
+    r, w = os.pipe()
+    out = os.open(os.devnull, os.O_WRONLY)
+    try:
+        receiver = Receiver(settings(1), out, r, FrameReader())
+        os.write(w, frame("launch", 1))
+        with pytest.raises(FrameError, match="unknown frame"):
+            receiver._commands()
+    finally:
+        os.close(r)
+        os.close(w)
+        os.close(out)
